@@ -1,0 +1,65 @@
+"""Authentication: who is making a request (``k8s.io/apiserver/pkg/authentication``).
+
+Authenticators are plain objects built at start-up from the factories plugins return
+through ``kapiserver_authenticators``; the core composes them with ``union.build``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+#: Upstream's well-known user and group names (``k8s.io/apiserver/pkg/authentication/user``).
+ANONYMOUS = "system:anonymous"
+ALL_UNAUTHENTICATED = "system:unauthenticated"
+ALL_AUTHENTICATED = "system:authenticated"
+SYSTEM_PRIVILEGED_GROUP = "system:masters"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+SERVICE_ACCOUNTS_GROUP_PREFIX = "system:serviceaccounts:"
+ALL_SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """An authenticated identity: name, uid, groups and extra (``user.Info``)."""
+
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def with_groups(self, groups) -> "UserInfo":
+        return UserInfo(self.name, self.uid, tuple(groups), self.extra)
+
+
+@dataclass
+class AuthenticationRequest:
+    """What an authenticator may read of a request, without the web framework.
+
+    ``headers`` is a case-insensitive mapping; ``peer_certificate`` is the DER bytes of the
+    client certificate the TLS layer accepted, or ``None``.
+    """
+
+    headers: Mapping[str, str]
+    peer_certificate: bytes | None = None
+    remote_addr: str = ""
+
+
+class AuthenticationError(Exception):
+    """Raised by an authenticator that found credentials of its kind and rejected them."""
+
+
+class Authenticator:
+    """Base class of authenticators.
+
+    ``authenticate`` returns a ``UserInfo`` when the request carries valid credentials of
+    this authenticator's kind, ``None`` when it carries none, and raises
+    ``AuthenticationError`` when it carries bad ones. An authenticator with
+    ``anonymous = True`` is only consulted when every other one found no credentials.
+    """
+
+    name = ""
+    anonymous = False
+
+    def authenticate(self, request: AuthenticationRequest) -> UserInfo | None:
+        raise NotImplementedError

@@ -1,0 +1,84 @@
+"""The ``kapiserver`` command: ``serve``, ``plugins`` and ``version``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import ConfigError
+
+USAGE = """kapiserver COMMAND [options]
+
+commands:
+  serve      serve the Kubernetes API over HTTPS (kapiserver serve --help for options)
+  plugins    list the loaded plugins, their distributions and what they provide
+  version    print the version
+"""
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE, end="")
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "serve":
+            return serve(rest)
+        if command == "plugins":
+            return plugins(rest)
+        if command == "version":
+            from .version import version_info
+
+            print(json.dumps(version_info(), indent=2))
+            return 0
+    except ConfigError as err:
+        print("kapiserver: invalid configuration:", file=sys.stderr)
+        for line in err.errors:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(f"kapiserver: unknown command {command!r}\n\n{USAGE}", file=sys.stderr, end="")
+    return 2
+
+
+def serve(argv) -> int:
+    from .bootstrap import load_config
+    from .server.serving import run
+
+    config, pm = load_config(argv)
+    run(config, pm)
+    return 0
+
+
+def plugins(argv) -> int:
+    """Print every plugin with its distribution and version, and the components it provides."""
+    from .bootstrap import load_config
+
+    config, pm = load_config(argv, prog="kapiserver plugins")
+    provided: dict[str, list[str]] = {}
+    for hook, label in (("kapiserver_authenticators", "authenticator"),
+                        ("kapiserver_authorizers", "authorization mode"),
+                        ("kapiserver_admission_plugins", "admission plugin"),
+                        ("kapiserver_delegates", "delegate"),
+                        ("kapiserver_audit_backends", "audit backend")):
+        pm.collect(hook, config=config)
+        for name, plugin in pm.providers[hook].items():
+            provided.setdefault(plugin, []).append(f"{label} {name}")
+    for impl in pm.hook.kapiserver_api_groups.get_hookimpls():
+        for installer in impl.function(**({"config": config} if impl.argnames else {})) or []:
+            provided.setdefault(impl.plugin_name, []).append(
+                f"API group {installer.group or 'core'} (in {installer.delegate})")
+    rows = [("PLUGIN", "DISTRIBUTION", "VERSION", "MODULE")]
+    rows += [(i.name, i.distribution, i.version, i.module) for i in pm.plugin_infos()]
+    widths = [max(len(r[c]) for r in rows) for c in range(4)]
+    for i, row in enumerate(rows):
+        print("  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip())
+        name = row[0]
+        if i and provided.get(name):
+            print(f"    provides: {', '.join(sorted(provided[name]))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

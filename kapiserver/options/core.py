@@ -1,0 +1,88 @@
+"""The options the core declares, named after kube-apiserver's flags where one exists."""
+
+from __future__ import annotations
+
+import os
+
+from marshmallow import fields, validate
+from OpenSSL import SSL
+
+from .types import CommaList, Path, ip_address, pem_certificates, pem_private_key
+
+#: The delegation chain, outermost first, as upstream builds it
+#: (``cmd/kube-apiserver/app/server.go``: aggregator → kube → apiextensions → 404).
+DEFAULT_DELEGATION = ["aggregator", "kube", "apiextensions"]
+LOG_LEVELS = ["debug", "info", "warning", "error", "critical"]
+
+
+def add_core_options(options) -> None:
+    """Declare the core's options on ``options`` (an ``OptionRegistry``)."""
+    add = options.add
+    add("data-dir", Path(load_default=lambda: os.path.abspath(".kapiserver")),
+        "directory holding the server's state and generated certificates")
+    add("bind-address", fields.String(load_default="127.0.0.1", validate=ip_address),
+        "IP address to serve HTTPS on")
+    add("secure-port", fields.Integer(load_default=6443, strict=False,
+                                      validate=validate.Range(1, 65535)),
+        "port to serve HTTPS on")
+    add("tls-cert-file", Path(load_default="", validate=pem_certificates),
+        "serving certificate (PEM, may include intermediates); generated when unset")
+    add("tls-private-key-file", Path(load_default="", validate=pem_private_key),
+        "private key of --tls-cert-file (PEM)")
+    add("tls-sans", CommaList(fields.String(), load_default=list),
+        "extra DNS names and IPs for the generated serving certificate")
+    add("client-ca-file", Path(load_default="", validate=pem_certificates),
+        "CA bundle whose client certificates authenticate (CN=user, O=groups); "
+        "the data dir's own CA is always trusted too, for admin.kubeconfig")
+    add("authorization-mode", CommaList(fields.String(), load_default=lambda: ["AlwaysAllow"],
+                                        validate=validate.Length(min=1)),
+        "ordered list of authorization modes (after the system:masters group)")
+    add("authenticator-order", CommaList(fields.String(), load_default=list),
+        "order in which authenticators are consulted (default: upstream's)")
+    add("enable-admission-plugins", CommaList(fields.String(), load_default=list),
+        "admission plugins to enable besides the default-on ones")
+    add("disable-admission-plugins", CommaList(fields.String(), load_default=list),
+        "admission plugins to disable, even default-on ones")
+    add("delegation", CommaList(fields.String(), load_default=lambda: list(DEFAULT_DELEGATION),
+                                validate=validate.Length(min=1)),
+        "delegate servers, in the order requests visit them")
+    add("plugin", CommaList(fields.String(), load_default=list),
+        "extra plugin modules to load by import name (besides installed entry points)")
+    add("workers", fields.Integer(load_default=2, strict=False, validate=validate.Range(1, 64)),
+        "gunicorn worker processes")
+    add("worker-connections", fields.Integer(load_default=10000, strict=False,
+                                             validate=validate.Range(1, 1_000_000)),
+        "simultaneous connections (open watches included) each worker holds")
+    add("max-requests-inflight", fields.Integer(load_default=400, strict=False,
+                                                validate=validate.Range(0)),
+        "non-mutating requests served at once, across workers; 0 = unlimited")
+    add("max-mutating-requests-inflight", fields.Integer(load_default=200, strict=False,
+                                                         validate=validate.Range(0)),
+        "mutating requests served at once, across workers; 0 = unlimited")
+    add("shutdown-grace-period", fields.Float(load_default=30.0,
+                                              validate=validate.Range(0, 3600)),
+        "seconds in-flight requests get to finish after SIGTERM")
+    add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
+        "logging level")
+
+
+def check_tls_pair(config) -> list[str]:
+    """Both of --tls-cert-file and --tls-private-key-file, or neither; the key must match."""
+    cert, key = config.tls_cert_file, config.tls_private_key_file
+    if ("tls-cert-file" in config.given and not cert) or (
+            "tls-private-key-file" in config.given and not key):
+        return []  # an invalid file was reported already
+    if bool(cert) != bool(key):
+        missing = "--tls-private-key-file" if cert else "--tls-cert-file"
+        given = "--tls-cert-file" if cert else "--tls-private-key-file"
+        return [f"{missing}: required when {given} is set"]
+    if not cert:
+        return []
+    context = SSL.Context(SSL.TLS_SERVER_METHOD)
+    try:
+        context.use_certificate_chain_file(cert)
+        context.use_privatekey_file(key)
+        context.check_privatekey()
+    except SSL.Error:
+        return [f"--tls-private-key-file: {key} does not match the certificate in {cert}"]
+    return []

@@ -1,0 +1,94 @@
+"""marshmallow fields and validators for kapiserver's options (files, certificates, lists)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+from marshmallow import ValidationError, fields
+from OpenSSL import crypto
+
+
+class CommaList(fields.List):
+    """A list given as a YAML list, a comma-separated string, or repeated flags."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        elif isinstance(value, (list, tuple)):
+            flat = []
+            for item in value:
+                if isinstance(item, str):
+                    flat.extend(v.strip() for v in item.split(",") if v.strip())
+                else:
+                    flat.append(item)
+            value = flat
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class Path(fields.String):
+    """A filesystem path; ``~`` is expanded and it is made absolute. Empty means unset.
+
+    Absolute, so that the gunicorn master and its workers agree whatever their cwd.
+    """
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        value = super()._deserialize(value, attr, data, **kwargs)
+        return os.path.abspath(os.path.expanduser(value)) if value else ""
+
+
+def readable_file(path: str) -> None:
+    """Fail unless ``path`` is empty or names a readable regular file."""
+    if not path:
+        return
+    if not os.path.exists(path):
+        raise ValidationError(f"{path}: no such file")
+    if not os.path.isfile(path):
+        raise ValidationError(f"{path}: not a regular file")
+    if not os.access(path, os.R_OK):
+        raise ValidationError(f"{path}: permission denied")
+
+
+def pem_certificates(path: str) -> None:
+    """Fail unless ``path`` is empty or holds at least one parsable PEM certificate."""
+    if not path:
+        return
+    readable_file(path)
+    load_pem_certificates(path)
+
+
+def load_pem_certificates(path: str) -> list[crypto.X509]:
+    """Load every PEM certificate in ``path``; raise ``ValidationError`` when there is none."""
+    with open(path, "rb") as f:
+        data = f.read()
+    certs = []
+    marker = b"-----BEGIN CERTIFICATE-----"
+    for chunk in data.split(marker)[1:]:
+        try:
+            certs.append(crypto.load_certificate(crypto.FILETYPE_PEM, marker + chunk))
+        except crypto.Error as err:
+            raise ValidationError(f"{path}: invalid PEM certificate: {err}") from None
+    if not certs:
+        raise ValidationError(f"{path}: no PEM certificate found")
+    return certs
+
+
+def pem_private_key(path: str) -> None:
+    """Fail unless ``path`` is empty or holds a parsable, unencrypted PEM private key."""
+    if not path:
+        return
+    readable_file(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        crypto.load_privatekey(crypto.FILETYPE_PEM, data, passphrase=b"")
+    except crypto.Error as err:
+        raise ValidationError(f"{path}: invalid or encrypted PEM private key: {err}") from None
+
+
+def ip_address(value: str) -> None:
+    """Fail unless ``value`` is an IPv4 or IPv6 address."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        raise ValidationError(f"{value!r} is not a valid IP address") from None

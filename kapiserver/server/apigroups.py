@@ -1,0 +1,68 @@
+"""API groups: what ``kapiserver_api_groups`` installers return, and how they are routed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+
+class ResourceHandler:
+    """Serves every request for one resource (or ``resource/subresource``) of a version.
+
+    ``serve(ctx)`` receives the ``RequestContext`` (request, ``RequestInfo``, user) and
+    returns a Flask response or raises a ``StatusError``.
+    """
+
+    def serve(self, ctx):
+        raise NotImplementedError
+
+
+@dataclass
+class APIGroupInfo:
+    """An installed group: ``versions`` maps a version (preferred first) to its resources.
+
+    Resources are keyed ``"configmaps"`` or ``"namespaces/status"`` and map to a
+    ``ResourceHandler``. The core group's name is ``""``.
+    """
+
+    name: str
+    versions: dict[str, dict[str, ResourceHandler]] = field(default_factory=dict)
+
+
+class APIGroupInstaller:
+    """Base class of what ``kapiserver_api_groups`` returns: one group for one delegate.
+
+    Set ``group`` (``""`` for the core group) and ``delegate`` (the delegate server that
+    serves it; ``"kube"`` by default) and implement ``install(server) -> APIGroupInfo``,
+    called once per worker when the server is built.
+    """
+
+    group = ""
+    delegate = "kube"
+
+    def install(self, server) -> APIGroupInfo:
+        raise NotImplementedError
+
+
+class ResourceRoutes:
+    """Route resource requests to handlers by (group, version, resource[/subresource])."""
+
+    def __init__(self, groups: list[APIGroupInfo]):
+        self.groups = list(groups)
+        self._routes: dict[tuple[str, str], dict[str, ResourceHandler]] = {}
+        for group in self.groups:
+            for version, resources in group.versions.items():
+                key = (group.name, version)
+                if key in self._routes:
+                    raise ConfigError(f"API group {group.name or 'core'!r} version {version!r} "
+                                      "installed twice")
+                self._routes[key] = dict(resources)
+
+    def lookup(self, info) -> ResourceHandler | None:
+        resources = self._routes.get((info.api_group, info.api_version))
+        if resources is None or not info.resource:
+            return None
+        if info.subresource:
+            return resources.get(f"{info.resource}/{info.subresource}")
+        return resources.get(info.resource)

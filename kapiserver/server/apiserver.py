@@ -1,0 +1,151 @@
+"""APIServer: the server object that owns every component and all per-server state.
+
+Built once per worker from a validated ``Config`` and a ``PluginManager``: it calls each
+factory hook once, builds plain components from the answers, composes them (authenticator
+union, authorizer union, admission chain, delegation chain) and wraps them in the filter
+chain. Nothing here lives at module level, so two servers in one process stay apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from .. import admission
+from ..authentication import union as authn_union
+from ..authorization import union as authz_union
+from ..endpoints.responses import raw_json_response
+from ..errors import ConfigError
+from ..version import version_info
+from . import filters, healthz
+from .apigroups import ResourceRoutes
+from .delegation import DelegationChain
+
+log = logging.getLogger(__name__)
+
+HEALTH_PATHS = ("healthz", "livez", "readyz")
+
+
+class APIServer:
+    """One kapiserver: components built from plugins, the filter chain and the delegates.
+
+    ``handle(request)`` serves one Flask request. ``post_start_hooks`` run after
+    ``start()``; readiness waits for them. ``begin_shutdown()`` fails readiness and tells
+    long-running requests to end (``stopping`` is set).
+    """
+
+    def __init__(self, config, pm):
+        self.config = config
+        self.pm = pm
+        self.stopping = threading.Event()
+        self.post_start_hooks: list[healthz.PostStartHook] = []
+        self.health_checks: list[healthz.HealthCheck] = [
+            healthz.HealthCheck("ping", healthz.ping),
+            healthz.HealthCheck("log", healthz.log_check),
+        ]
+        self.in_flight_limiters = ()
+        self._version = version_info()
+
+        authenticators = {name: factory(self) for name, factory in
+                          pm.collect("kapiserver_authenticators", config=config).items()}
+        self.authenticator = authn_union.build(
+            {n: a for n, a in authenticators.items() if a is not None},
+            config.authenticator_order or None)
+
+        authorizer_factories = pm.collect("kapiserver_authorizers", config=config)
+        self.authorizer = authz_union.build(
+            config.authorization_mode,
+            {mode: authorizer_factories[mode](self) for mode in config.authorization_mode})
+
+        admission_factories = pm.collect("kapiserver_admission_plugins", config=config)
+        enabled = admission.select(admission_factories, config.enable_admission_plugins,
+                                   config.disable_admission_plugins)
+        plugins = []
+        for name in enabled:
+            plugin = admission_factories[name](self)
+            plugin.name = plugin.name or name
+            plugins.append(plugin)
+        self.admission = admission.AdmissionChain(plugins)
+
+        backends = pm.collect("kapiserver_audit_backends", config=config)
+        self.audit_backends = [backends[name](self) for name in sorted(backends)]
+
+        installers = [i for result in pm.hook.kapiserver_api_groups(config=config)
+                      for i in (result or [])]
+        delegate_factories = pm.collect("kapiserver_delegates", config=config)
+        chosen = list(config.delegation)
+        orphans = sorted({i.delegate for i in installers} - set(chosen))
+        if orphans:
+            raise ConfigError(f"--delegation: API groups need delegate(s) {', '.join(orphans)} "
+                              "which are not in the chain")
+        delegates = []
+        for name in chosen:
+            groups = [i.install(self) for i in installers if i.delegate == name]
+            ResourceRoutes(groups)  # rejects a group version installed twice
+            delegate = delegate_factories[name](self, groups)
+            delegate.name = delegate.name or name
+            delegates.append(delegate)
+        self.delegation = DelegationChain(delegates)
+        self.handler = filters.build(self, self._serve_generic)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def add_post_start_hook(self, name: str, fn) -> None:
+        """Run ``fn(server)`` once the server starts; ``/readyz`` fails until it returns."""
+        if any(h.name == name for h in self.post_start_hooks):
+            raise ConfigError(f"post-start hook {name!r} added twice")
+        self.post_start_hooks.append(healthz.PostStartHook(name, fn))
+
+    def add_health_check(self, name: str, fn) -> None:
+        """Add a check to ``/healthz``, ``/livez`` and ``/readyz`` (``fn`` returns an error or None)."""
+        self.health_checks.append(healthz.HealthCheck(name, fn))
+
+    def start(self) -> None:
+        """Start the post-start hooks, each in its own background thread."""
+        for hook in self.post_start_hooks:
+            threading.Thread(target=hook.run, args=(self,), name=f"poststarthook/{hook.name}",
+                             daemon=True).start()
+
+    def begin_shutdown(self) -> None:
+        """Fail readiness and ask long-running requests to end."""
+        if not self.stopping.is_set():
+            log.info("shutting down: readiness now fails, long-running requests end")
+            self.stopping.set()
+
+    def close(self) -> None:
+        self.begin_shutdown()
+        for delegate in self.delegation.delegates:
+            delegate.close()
+        for backend in self.audit_backends:
+            backend.shutdown()
+
+    @property
+    def ready(self) -> bool:
+        return not self.stopping.is_set() and all(h.check() is None for h in self.post_start_hooks)
+
+    # -- serving -------------------------------------------------------------------------
+
+    def handle(self, request):
+        """Serve one request through the filter chain."""
+        return self.handler(request)
+
+    def _checks(self, kind: str) -> list:
+        checks = list(self.health_checks)
+        checks += [healthz.HealthCheck(f"poststarthook/{h.name}", h.check)
+                   for h in self.post_start_hooks]
+        if kind == "readyz":
+            checks.append(healthz.HealthCheck("shutdown", self._shutdown_check))
+        return checks
+
+    def _shutdown_check(self):
+        return "process is shutting down" if self.stopping.is_set() else None
+
+    def _serve_generic(self, ctx):
+        """The outermost server's own paths (health, version), then the delegates."""
+        path = ctx.request.path
+        head, _, rest = path.lstrip("/").partition("/")
+        if head in HEALTH_PATHS:
+            return healthz.serve(head, self._checks(head), rest, ctx.request.args)
+        if path == "/version":
+            return raw_json_response(self._version)
+        return self.delegation.serve(ctx)

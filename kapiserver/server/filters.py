@@ -1,0 +1,347 @@
+"""The filter chain that wraps the outermost server once (``server.DefaultBuildHandlerChain``).
+
+Outermost first: panic recovery → request info → authentication → audit → impersonation
+→ max-in-flight → authorization. Each ``with_*`` function takes the server and the next
+handler and returns a handler ``handler(ctx) -> response``; ``build`` composes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from datetime import datetime, timezone
+from urllib.parse import unquote
+
+from ..authentication import (ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS,
+                              SERVICE_ACCOUNT_PREFIX, SYSTEM_PRIVILEGED_GROUP,
+                              AuthenticationError, AuthenticationRequest, UserInfo)
+from ..authorization import Attributes, Decision, forbidden_message
+from ..endpoints.context import RequestContext
+from ..endpoints.request_info import RequestInfoError, new_request_info
+from ..endpoints.responses import http_error, status_response
+from ..errors import Forbidden, InternalError, StatusError, Unauthorized
+
+log = logging.getLogger(__name__)
+
+IMPERSONATE_USER = "Impersonate-User"
+IMPERSONATE_UID = "Impersonate-Uid"
+IMPERSONATE_GROUP = "Impersonate-Group"
+IMPERSONATE_EXTRA_PREFIX = "Impersonate-Extra-"
+
+
+def build(server, innermost):
+    """Wrap ``innermost`` in the filter chain, returning ``handler(request)``."""
+    handler = with_authorization(server, innermost)
+    handler = with_max_in_flight(server, handler)
+    handler = with_impersonation(server, handler)
+    handler = with_audit(server, handler)
+    handler = with_authentication(server, handler)
+    handler = with_request_info(server, handler)
+    return with_panic_recovery(server, handler)
+
+
+def with_panic_recovery(server, handler):
+    """Turn any escaped exception into a 500 ``Status``; stamp ``Audit-Id`` and caching.
+
+    Also upstream's ``WithAuditInit`` and ``WithCacheControl``: every response, even a
+    crash, carries ``Audit-Id`` (the client's ``Audit-ID`` header if it sent one) and
+    ``Cache-Control: no-cache, private``.
+    """
+
+    def recover(request):
+        audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
+        ctx = RequestContext(request, server, audit_id)
+        try:
+            response = handler(ctx)
+        except StatusError as err:
+            response = status_response(err, ctx.accept)
+        except Exception:
+            log.exception("panic serving %s %s (user %r, audit-id %s)", request.method,
+                          request.full_path if request.query_string else request.path,
+                          ctx.user.name if ctx.user else None, audit_id)
+            response = status_response(InternalError(
+                "This request caused apiserver to panic. Look in the logs for details."),
+                ctx.accept)
+        headers = response.headers
+        headers["Audit-Id"] = audit_id
+        if "Cache-Control" not in headers:
+            headers["Cache-Control"] = "no-cache, private"
+        for warning in ctx.warnings:
+            headers.add("Warning", f'299 - "{warning}"')
+        return response
+
+    return recover
+
+
+def with_request_info(server, handler):
+    """Parse the path into ``ctx.info`` once (``WithRequestInfo``)."""
+
+    def request_info(ctx):
+        request = ctx.request
+        try:
+            ctx.info = new_request_info(request.method, request.path, request.args)
+        except RequestInfoError as err:
+            return http_error(f"Internal Server Error: {request.full_path!r}: "
+                              f"failed to create RequestInfo: {err}", 500)
+        return handler(ctx)
+
+    return request_info
+
+
+def with_authentication(server, handler):
+    """Authenticate with the union; bad or missing credentials get 401 (``WithAuthentication``)."""
+    authenticator = server.authenticator
+
+    def authentication(ctx):
+        request = AuthenticationRequest(ctx.request.headers, ctx.peer_certificate,
+                                        ctx.request.remote_addr or "")
+        try:
+            user = authenticator.authenticate(request)
+        except AuthenticationError as err:
+            log.info("unable to authenticate the request: %s", err)
+            user = None
+        if user is None:
+            return status_response(Unauthorized(), ctx.accept)
+        ctx.user = ctx.authenticated_user = user
+        return handler(ctx)
+
+    return authentication
+
+
+def with_audit(server, handler):
+    """Hand an ``audit.k8s.io/v1`` Event per request to every audit backend (``WithAudit``)."""
+    backends = server.audit_backends
+    if not backends:
+        return handler
+
+    def audit(ctx):
+        received = datetime.now(timezone.utc)
+        stage, code = "ResponseComplete", 500
+        try:
+            response = handler(ctx)
+            code = response.status_code
+            return response
+        except BaseException:
+            stage = "Panic"
+            raise
+        finally:
+            event = audit_event(ctx, stage, code, received)
+            for backend in backends:
+                try:
+                    backend.process_event(event)
+                except Exception:
+                    log.exception("audit backend %s failed", backend.name)
+
+    return audit
+
+
+def _micro_time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _user_dict(user: UserInfo | None) -> dict:
+    if user is None:
+        return {}
+    out = {"username": user.name}
+    if user.uid:
+        out["uid"] = user.uid
+    if user.groups:
+        out["groups"] = list(user.groups)
+    if user.extra:
+        out["extra"] = {k: list(v) for k, v in user.extra.items()}
+    return out
+
+
+def audit_event(ctx, stage: str, code: int, received: datetime) -> dict:
+    """Build the Event for ``ctx`` at ``stage`` (level ``Metadata``)."""
+    request, info = ctx.request, ctx.info
+    impersonated = ctx.user is not ctx.authenticated_user
+    event = {
+        "kind": "Event",
+        "apiVersion": "audit.k8s.io/v1",
+        "level": "Metadata",
+        "auditID": ctx.audit_id,
+        "stage": stage,
+        "requestURI": request.full_path if request.query_string else request.path,
+        "verb": info.verb if info else request.method.lower(),
+        "user": _user_dict(ctx.authenticated_user),
+    }
+    if impersonated:
+        event["impersonatedUser"] = _user_dict(ctx.user)
+    event["sourceIPs"] = [request.remote_addr] if request.remote_addr else []
+    if request.user_agent.string:
+        event["userAgent"] = request.user_agent.string
+    if info is not None and info.is_resource_request:
+        ref = {"resource": info.resource}
+        for key, value in (("namespace", info.namespace), ("name", info.name),
+                           ("apiGroup", info.api_group), ("apiVersion", info.api_version),
+                           ("subresource", info.subresource)):
+            if value:
+                ref[key] = value
+        event["objectRef"] = ref
+    event["responseStatus"] = {"metadata": {}, "code": code}
+    event["requestReceivedTimestamp"] = _micro_time(received)
+    event["stageTimestamp"] = _micro_time(datetime.now(timezone.utc))
+    return event
+
+
+def with_impersonation(server, handler):
+    """Act as the user named in ``Impersonate-*`` headers when allowed (``WithImpersonation``).
+
+    Each requested identity is authorized as verb ``impersonate`` on ``users``,
+    ``groups``, ``serviceaccounts``, ``uids`` or ``userextras/KEY``; any refusal is a 403.
+    """
+    authorizer = server.authorizer
+
+    def impersonation(ctx):
+        headers = ctx.request.headers
+        username = headers.get(IMPERSONATE_USER, "")
+        uid = headers.get(IMPERSONATE_UID, "")
+        groups = headers.getlist(IMPERSONATE_GROUP)
+        extra = {}
+        for name, value in headers.items():
+            if name.lower().startswith(IMPERSONATE_EXTRA_PREFIX.lower()):
+                key = unquote(name[len(IMPERSONATE_EXTRA_PREFIX):]).lower()
+                extra.setdefault(key, []).append(value)
+        if not (username or uid or groups or extra):
+            return handler(ctx)
+        if not username:
+            requested = []
+            if groups:
+                requested.append(f"groups {groups}")
+            if uid:
+                requested.append(f"uid {uid}")
+            if extra:
+                requested.append(f"extra {sorted(extra)}")
+            return http_error(f"Internal Server Error: {ctx.request.path!r}: requested "
+                              f"{', '.join(requested)} without impersonating a user", 500)
+
+        requestor = ctx.user
+        checks = []
+        if username.startswith(SERVICE_ACCOUNT_PREFIX):
+            namespace, _, name = username[len(SERVICE_ACCOUNT_PREFIX):].partition(":")
+            checks.append(dict(resource="serviceaccounts", namespace=namespace, name=name,
+                               api_version="v1"))
+            if not groups:
+                groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
+                implied_groups = True
+            else:
+                implied_groups = False
+        else:
+            implied_groups = False
+            checks.append(dict(resource="users", name=username, api_version="v1"))
+        if not implied_groups:
+            for group in groups:
+                checks.append(dict(resource="groups", name=group, api_version="v1"))
+        for key, values in extra.items():
+            for value in values:
+                checks.append(dict(resource="userextras", subresource=key, name=value,
+                                   api_group="authentication.k8s.io", api_version="v1"))
+        if uid:
+            checks.append(dict(resource="uids", name=uid, api_group="authentication.k8s.io",
+                               api_version="v1"))
+        for check in checks:
+            attributes = Attributes(user=requestor, verb="impersonate", resource_request=True,
+                                    **check)
+            decision, reason = authorizer.authorize(attributes)
+            if decision is not Decision.ALLOW:
+                return forbidden(ctx, attributes, reason)
+
+        groups = list(groups)
+        if username != ANONYMOUS:
+            if not ({ALL_AUTHENTICATED, ALL_UNAUTHENTICATED} & set(groups)):
+                groups.append(ALL_AUTHENTICATED)
+        elif ALL_UNAUTHENTICATED not in groups:
+            groups.append(ALL_UNAUTHENTICATED)
+        ctx.user = UserInfo(username, uid, tuple(groups),
+                            {k: tuple(v) for k, v in extra.items()})
+        return handler(ctx)
+
+    return impersonation
+
+
+class InFlightLimiter:
+    """Count requests in flight in this worker against its share of the server's limit."""
+
+    def __init__(self, limit: int, workers: int):
+        # The limit is the server's; each worker process enforces its share.
+        self.limit = math.ceil(limit / workers) if limit else 0
+        self.in_flight = 0
+
+    def try_acquire(self) -> bool:
+        if self.limit and self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def release(self) -> None:
+        self.in_flight -= 1
+
+
+def with_max_in_flight(server, handler):
+    """Refuse requests beyond ``--max-*requests-inflight`` with 429 (``WithMaxInFlightLimit``).
+
+    Long-running requests (watch, proxy, exec, …) are not counted; members of
+    ``system:masters`` are always served, as upstream.
+    """
+    config = server.config
+    readonly = InFlightLimiter(config.max_requests_inflight, config.workers)
+    mutating = InFlightLimiter(config.max_mutating_requests_inflight, config.workers)
+    server.in_flight_limiters = (readonly, mutating)
+    if not readonly.limit and not mutating.limit:
+        return handler
+
+    def max_in_flight(ctx):
+        info = ctx.info
+        if info.is_long_running:
+            return handler(ctx)
+        limiter = readonly if info.is_read_only else mutating
+        if not limiter.try_acquire():
+            if SYSTEM_PRIVILEGED_GROUP in ctx.user.groups:
+                return handler(ctx)
+            response = http_error("Too many requests, please try again later.", 429)
+            response.headers["Retry-After"] = "1"
+            return response
+        try:
+            return handler(ctx)
+        finally:
+            limiter.release()
+
+    return max_in_flight
+
+
+def request_attributes(ctx) -> Attributes:
+    """The authorizer ``Attributes`` of ``ctx`` (``GetAuthorizerAttributes``)."""
+    info = ctx.info
+    if not info.is_resource_request:
+        return Attributes(user=ctx.user, verb=info.verb, resource_request=False,
+                          path=info.path)
+    return Attributes(user=ctx.user, verb=info.verb, resource_request=True, path=info.path,
+                      namespace=info.namespace, api_group=info.api_group,
+                      api_version=info.api_version, resource=info.resource,
+                      subresource=info.subresource, name=info.name)
+
+
+def forbidden(ctx, attributes: Attributes, reason: str):
+    """Answer 403 worded as upstream's ``responsewriters.Forbidden``."""
+    message = forbidden_message(attributes)
+    if reason:
+        message = f"{message}: {reason}"
+    error = Forbidden.for_resource(attributes.api_group, attributes.resource,
+                                   attributes.name, message)
+    return status_response(error, ctx.accept)
+
+
+def with_authorization(server, handler):
+    """Ask the authorizer union; anything but ALLOW is a 403 (``WithAuthorization``)."""
+    authorizer = server.authorizer
+
+    def authorization(ctx):
+        attributes = request_attributes(ctx)
+        decision, reason = authorizer.authorize(attributes)
+        if decision is Decision.ALLOW:
+            return handler(ctx)
+        return forbidden(ctx, attributes, reason)
+
+    return authorization

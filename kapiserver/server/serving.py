@@ -1,0 +1,124 @@
+"""Serving under gunicorn: TLS material, gunicorn settings, and the programmatic app.
+
+``kapiserver serve`` and ``gunicorn -c conf/gunicorn.conf.py`` share ``gunicorn_settings``
+and build the same WSGI app, so both run the same server.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import ssl
+
+from gunicorn.app.base import BaseApplication
+
+from ..pki import PKI, server_url, serving_hosts
+
+log = logging.getLogger(__name__)
+
+WORKER_CLASS = "kapiserver.server.worker.KapiserverWorker"
+#: Seconds an idle keep-alive connection is kept; clients reconnect transparently.
+KEEPALIVE = 10
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(),
+                        format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(level.upper())
+
+
+def prepare_tls(config) -> dict:
+    """Generate or reuse the data dir's certificates; return the TLS file paths.
+
+    With no ``--tls-cert-file``, a CA and a serving certificate are generated (and reused
+    on later starts while they cover the bind address and ``--tls-sans``). The data dir's
+    CA always signs ``admin.kubeconfig``'s client certificate, so it is always trusted for
+    client certificates, besides ``--client-ca-file``.
+    """
+    os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
+    pki = PKI(config.data_dir)
+    if config.tls_cert_file:
+        certfile, keyfile, embed_ca = config.tls_cert_file, config.tls_private_key_file, False
+    else:
+        pki.ensure_serving_cert(serving_hosts(config.bind_address, config.tls_sans))
+        certfile, keyfile, embed_ca = pki.serving_cert_file, pki.serving_key_file, True
+    client_ca = pki.write_client_ca_bundle([config.client_ca_file])
+    kubeconfig = pki.ensure_admin_kubeconfig(server_url(config.bind_address, config.secure_port),
+                                             embed_ca=embed_ca)
+    return {"certfile": certfile, "keyfile": keyfile, "ca_certs": client_ca,
+            "kubeconfig": kubeconfig, "ca_file": pki.ca_cert_file}
+
+
+def ssl_context(conf, default_ssl_context_factory):
+    """TLS 1.2 or newer, HTTP/1.1 only (watch streams are chunked HTTP/1.1 responses)."""
+    context = default_ssl_context_factory()
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+def worker_exit(server, worker):
+    """gunicorn hook: close the worker's ``APIServer`` (flush audit, stop delegates)."""
+    app = getattr(worker, "wsgi", None)
+    apiserver = getattr(app, "extensions", {}).get("kapiserver") if app else None
+    if apiserver is not None:
+        apiserver.close()
+
+
+def gunicorn_settings(config, tls: dict) -> dict:
+    """The gunicorn settings for ``config``: bind, TLS, worker class and limits."""
+    host = config.bind_address
+    bind = f"[{host}]:{config.secure_port}" if ":" in host else f"{host}:{config.secure_port}"
+    return {
+        "bind": [bind],
+        "workers": config.workers,
+        "worker_class": WORKER_CLASS,
+        "worker_connections": config.worker_connections,
+        "certfile": tls["certfile"],
+        "keyfile": tls["keyfile"],
+        "ca_certs": tls["ca_certs"],
+        # Client certificates are optional: tokens and anonymous requests need none.
+        "cert_reqs": ssl.CERT_OPTIONAL,
+        "ssl_context": ssl_context,
+        "graceful_timeout": math.ceil(config.shutdown_grace_period),
+        "timeout": 30,
+        "keepalive": KEEPALIVE,
+        "preload_app": False,
+        "loglevel": config.log_level,
+        "proc_name": "kapiserver",
+        "worker_exit": worker_exit,
+        # gunicorn's control socket lives in $HOME by default: two servers would share
+        # it. kapiserver is managed with signals (SIGTERM, SIGHUP) instead.
+        "control_socket_disable": True,
+        # The whole body of a request is bounded by the REST layer (3 MiB, like upstream);
+        # headers may be long (impersonation, large bearer tokens).
+        "limit_request_field_size": 65536,
+    }
+
+
+class GunicornApplication(BaseApplication):
+    """gunicorn run programmatically with kapiserver's settings and app factory."""
+
+    def __init__(self, config, pm, settings: dict):
+        self.kapiserver_config = config
+        self.pm = pm
+        self.settings = settings
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.settings.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from .app import create_app
+
+        return create_app(self.kapiserver_config, self.pm)
+
+
+def run(config, pm) -> None:
+    """Prepare TLS and run gunicorn in the foreground until it is stopped."""
+    configure_logging(config.log_level)
+    tls = prepare_tls(config)
+    log.info("serving on %s; admin kubeconfig: %s",
+             server_url(config.bind_address, config.secure_port), tls["kubeconfig"])
+    GunicornApplication(config, pm, gunicorn_settings(config, tls)).run()

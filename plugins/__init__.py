@@ -1,0 +1,1 @@
+"""kapiserver's built-in plugins, registered through the ``kapiserver`` entry-point group."""

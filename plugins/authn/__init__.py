@@ -1,0 +1,32 @@
+"""Built-in authenticators: x509 client certificates, static token file, anonymous."""
+
+from marshmallow import fields
+
+from kapiserver.plugin_manager import hookimpl
+from kapiserver.options.types import Path
+
+from .anonymous import AnonymousAuthenticator
+from .tokenfile import TokenFileAuthenticator, validate_token_file
+from .x509 import X509Authenticator
+
+
+@hookimpl
+def kapiserver_add_options(options):
+    options.add("token-auth-file", Path(load_default="", validate=validate_token_file),
+                "static bearer tokens, CSV: token,user,uid,\"group1,group2\"")
+    options.add("anonymous-auth", fields.Boolean(load_default=True),
+                "serve requests without credentials as system:anonymous")
+
+
+@hookimpl
+def kapiserver_authenticators(config):
+    authenticators = {
+        # Always on: the data dir's CA signs admin.kubeconfig's certificate.
+        "x509": lambda server: X509Authenticator.from_config(server.config),
+    }
+    if config.token_auth_file:
+        authenticators["tokenfile"] = (
+            lambda server: TokenFileAuthenticator.from_file(server.config.token_auth_file))
+    if config.anonymous_auth:
+        authenticators["anonymous"] = lambda server: AnonymousAuthenticator()
+    return authenticators
