@@ -146,6 +146,6 @@ class APIServer:
         head, _, rest = path.lstrip("/").partition("/")
         if head in HEALTH_PATHS:
             return healthz.serve(head, self._checks(head), rest, ctx.request.args)
-        if path == "/version":
+        if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
         return self.delegation.serve(ctx)

@@ -122,3 +122,33 @@ def run(config, pm) -> None:
     log.info("serving on %s; admin kubeconfig: %s",
              server_url(config.bind_address, config.secure_port), tls["kubeconfig"])
     GunicornApplication(config, pm, gunicorn_settings(config, tls)).run()
+
+
+#: The environment variable naming the options file for ``gunicorn -c conf/gunicorn.conf.py``.
+CONFIG_ENV = "KAPISERVER_CONFIG"
+
+
+def settings_from_environment(default_config_file: str) -> dict:
+    """gunicorn settings for ``conf/gunicorn.conf.py``: options from ``$KAPISERVER_CONFIG``.
+
+    Also sets ``wsgi_app`` to the factory that builds the app from the same file in each
+    worker, and exports the resolved path so the workers read the same options.
+    """
+    from ..bootstrap import load_config
+
+    config_file = os.environ.get(CONFIG_ENV) or default_config_file
+    os.environ[CONFIG_ENV] = os.path.abspath(config_file)
+    config, _ = load_config(["--config", config_file])
+    configure_logging(config.log_level)
+    settings = gunicorn_settings(config, prepare_tls(config))
+    settings["wsgi_app"] = "kapiserver.server.serving:app_from_environment()"
+    return settings
+
+
+def app_from_environment():
+    """The WSGI app built from ``$KAPISERVER_CONFIG`` (gunicorn's ``wsgi_app`` factory)."""
+    from ..bootstrap import load_config
+    from .app import create_app
+
+    config, pm = load_config(["--config", os.environ[CONFIG_ENV]])
+    return create_app(config, pm)

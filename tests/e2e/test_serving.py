@@ -1,0 +1,162 @@
+"""Serving end to end: kubectl and the Python client against a real gunicorn/TLS server."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+import yaml
+
+from kapiserver.testing import KapiserverProcess, free_port
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_kubectl_version_reports_api_level_and_kapiserver(server):
+    result = server.kubectl("version", "-o", "json", check=True)
+    version = json.loads(result.stdout)["serverVersion"]
+    assert version["major"] == "1" and version["minor"] == "32"
+    assert version["gitVersion"].startswith("v1.32.0+kapiserver.")
+    assert "WARNING" not in result.stderr  # no version skew warning from kubectl 1.32
+
+
+def test_version_matches_upstream_shape(server):
+    response = server.get("/version", user="admin", groups=["system:masters"])
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert list(response.json()) == ["major", "minor", "gitVersion", "gitCommit", "gitTreeState",
+                                     "buildDate", "goVersion", "compiler", "platform"]
+    # Upstream writes /version with json.MarshalIndent: two-space indent, no newline.
+    assert response.text.startswith('{\n  "major": "1",') and not response.text.endswith("\n")
+
+
+def test_readyz_verbose_through_kubectl(server):
+    result = server.kubectl("get", "--raw", "/readyz?verbose", check=True)
+    assert result.stdout == ("[+]ping ok\n[+]log ok\n[+]poststarthook/probe-slow ok\n"
+                             "[+]shutdown ok\nreadyz check passed\n")
+
+
+def test_health_endpoints_text_format(server):
+    for kind in ("healthz", "livez", "readyz"):
+        response = server.get(f"/{kind}", user="admin")
+        assert (response.status_code, response.text) == (200, "ok")
+        assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        verbose = server.get(f"/{kind}?verbose", user="admin").text
+        assert verbose.endswith(f"{kind} check passed\n")
+    assert "[+]shutdown ok" not in server.get("/livez?verbose", user="admin").text
+    excluded = server.get("/readyz?verbose&exclude=ping&exclude=nope", user="admin").text
+    assert "[+]ping excluded: ok\n" in excluded
+    assert 'warn: some health checks cannot be excluded: no matches for "nope"\n' in excluded
+    assert server.get("/readyz/ping", user="admin").text == "ok"
+    assert server.get("/livez/poststarthook/probe-slow", user="admin").text == "ok"
+    missing = server.get("/readyz/nope", user="admin")
+    assert (missing.status_code, missing.text) == (404, "404 page not found\n")
+
+
+def test_every_response_has_audit_id_and_cache_control(server):
+    for path in ("/version", "/readyz", "/no/such/path", "/apis/nope/v1/things"):
+        response = server.get(path, user="admin")
+        assert len(response.headers["Audit-Id"]) == 36
+        assert response.headers["Cache-Control"] == "no-cache, private"
+    echoed = server.get("/version", user="admin", headers={"Audit-ID": "my-audit-id"})
+    assert echoed.headers["Audit-Id"] == "my-audit-id"
+
+
+def test_python_client_reads_version(server):
+    from kubernetes import client
+
+    with server.python_client() as api_client:
+        info = client.VersionApi(api_client).get_code()
+    assert (info.major, info.minor) == ("1", "32")
+
+
+def test_second_start_reuses_state_and_certificates(kapiserver_factory):
+    first = kapiserver_factory(name="restart")
+    pki = first.pki
+    before = {path: open(path, "rb").read() for path in
+              (pki.ca_cert_file, pki.serving_cert_file, pki.admin_kubeconfig_file)}
+    assert first.stop() == 0
+    second = KapiserverProcess(first.workdir, port=first.port).start()
+    try:
+        after = {path: open(path, "rb").read() for path in before}
+        assert after == before
+        result = subprocess.run(["kubectl", "--kubeconfig", pki.admin_kubeconfig_file,
+                                 "get", "--raw", "/readyz"], capture_output=True, text=True)
+        assert result.stdout == "ok", result.stderr
+    finally:
+        assert second.stop() == 0
+
+
+def test_serving_certificate_is_reissued_for_new_sans(kapiserver_factory):
+    first = kapiserver_factory(name="sans")
+    ca_before = open(first.pki.ca_cert_file, "rb").read()
+    serving_before = open(first.pki.serving_cert_file, "rb").read()
+    first.stop()
+    second = KapiserverProcess(first.workdir, port=first.port,
+                               config={"tls-sans": ["kapiserver.example", "127.0.0.2"]}).start()
+    try:
+        from cryptography import x509
+
+        cert = x509.load_pem_x509_certificate(open(second.pki.serving_cert_file, "rb").read())
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert "kapiserver.example" in sans.get_values_for_type(x509.DNSName)
+        assert open(second.pki.ca_cert_file, "rb").read() == ca_before
+        assert open(second.pki.serving_cert_file, "rb").read() != serving_before
+    finally:
+        second.stop()
+
+
+def test_default_data_dir_is_dot_kapiserver_in_cwd(tmp_path):
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "kapiserver", "serve", "--secure-port",
+                                str(port), "--workers", "1"], cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        kubeconfig = tmp_path / ".kapiserver" / "admin.kubeconfig"
+        deadline = time.monotonic() + 20
+        result = None
+        while time.monotonic() < deadline:
+            if kubeconfig.exists():
+                result = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "get",
+                                         "--raw", "/readyz"], capture_output=True, text=True)
+                if result.stdout == "ok":
+                    break
+            time.sleep(0.1)
+        assert result is not None and result.stdout == "ok"
+        config = yaml.safe_load(kubeconfig.read_text())
+        assert config["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
+        assert (tmp_path / ".kapiserver" / "pki" / "ca.crt").exists()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+
+
+def test_gunicorn_conf_file_runs_the_same_app(tmp_path):
+    port = free_port()
+    config_file = tmp_path / "kapiserver.yaml"
+    config_file.write_text(yaml.safe_dump({"data-dir": str(tmp_path / "data"),
+                                           "secure-port": port, "workers": 1}))
+    process = KapiserverProcess(str(tmp_path / "gunicorn"), port=port, command=[
+        sys.executable, "-m", "gunicorn", "-c", os.path.join(REPO, "conf", "gunicorn.conf.py")],
+        env={"KAPISERVER_CONFIG": str(config_file)})
+    process.data_dir = str(tmp_path / "data")
+    process.start()
+    try:
+        response = process.get("/version", user="admin", groups=["system:masters"])
+        assert response.json()["gitVersion"].startswith("v1.32.0+kapiserver.")
+        assert response.headers["Audit-Id"]
+        assert "KapiserverWorker" in process.log()
+        result = process.kubectl("get", "--raw", "/readyz?verbose", check=True)
+        assert result.stdout.endswith("readyz check passed\n")
+    finally:
+        assert process.stop() == 0
+
+
+def test_plain_http_is_not_served(server):
+    with pytest.raises(requests.ConnectionError):
+        requests.get(server.url.replace("https://", "http://") + "/version", timeout=5)
