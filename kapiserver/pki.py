@@ -197,13 +197,16 @@ def _leaf(ca_cert, ca_key, key, common_name, organizations, usage, sans=(), days
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
     attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
     now = _now()
+    not_after = now + datetime.timedelta(days=days)
+    # days <= 0 issues an already expired certificate (tests of refusal need one).
+    not_before = min(now - datetime.timedelta(minutes=5), not_after - datetime.timedelta(hours=1))
     builder = (x509.CertificateBuilder()
                .subject_name(x509.Name(attributes))
                .issuer_name(ca_cert.subject)
                .public_key(key.public_key())
                .serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=days))
+               .not_valid_before(not_before)
+               .not_valid_after(not_after)
                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
                .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True,
                                             content_commitment=False, data_encipherment=False,

@@ -117,14 +117,14 @@ class Panic(ResourceHandler):
 
 
 class Blocker(ResourceHandler):
-    """``blocks`` waits until ``releases`` is called (same worker) or 20 s pass."""
+    """``blocks`` waits until ``releases`` is called (same worker) or ``?seconds=`` pass."""
 
     def __init__(self):
         self.release = threading.Event()
 
     def serve(self, ctx):
         self.release.clear()
-        self.release.wait(20)
+        self.release.wait(min(float(ctx.request.args.get("seconds", 20)), 20))
         return _json({"released": self.release.is_set()})
 
 
