@@ -15,6 +15,7 @@ import base64
 
 import yaml
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -82,7 +83,7 @@ class PKI:
                     x509.SubjectAlternativeName).value)
             except x509.ExtensionNotFound:
                 have = set()
-            if (cert.issuer == ca_cert.subject and set(wanted) <= have
+            if (_signed_by(cert, ca_cert) and set(wanted) <= have
                     and cert.not_valid_after_utc - _now() > RENEW_BEFORE):
                 return
         key = ec.generate_private_key(ec.SECP256R1())
@@ -125,7 +126,7 @@ class PKI:
                                              ["client-certificate-data"])
                 cert = x509.load_pem_x509_certificate(user_cert)
                 current_ca = cluster.get("certificate-authority-data")
-                if (cluster["server"] == server_url and cert.issuer == ca_cert.subject
+                if (cluster["server"] == server_url and _signed_by(cert, ca_cert)
                         and current_ca == (_b64(ca_pem) if ca_pem else None)
                         and cert.not_valid_after_utc - _now() > RENEW_BEFORE):
                     return self.admin_kubeconfig_file
@@ -176,7 +177,7 @@ def serving_hosts(bind_address: str, extra=()) -> list[str]:
     """Names the generated serving certificate must cover."""
     hosts = ["localhost", "127.0.0.1"]
     if not ipaddress.ip_address(bind_address).is_unspecified:
-        hosts.append(bind_address)
+        extra = [bind_address, *extra]
     for host in extra:
         if host not in hosts:
             hosts.append(host)
@@ -219,6 +220,15 @@ def _leaf(ca_cert, ca_key, key, common_name, organizations, usage, sans=(), days
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
     return builder.sign(ca_key, hashes.SHA256())
+
+
+def _signed_by(cert, ca_cert) -> bool:
+    """True when ``ca_cert`` signed ``cert`` (names alone do not tell two CAs apart)."""
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
 
 
 def _now() -> datetime.datetime:

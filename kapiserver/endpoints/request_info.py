@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 API_PREFIXES = frozenset({"api", "apis"})
 GROUPLESS_API_PREFIXES = frozenset({"api"})
 SPECIAL_VERBS = frozenset({"proxy", "watch"})
+#: Special verbs whose trailing parts are a proxied path, not a subresource.
+SPECIAL_VERBS_NO_SUBRESOURCES = frozenset({"proxy"})
 NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
                  "PATCH": "patch", "DELETE": "delete"}
@@ -62,20 +64,20 @@ def _watch_requested(args) -> bool:
 
 
 def _exact_name_from_field_selector(selector: str) -> str:
-    """Return X when the selector is exactly ``metadata.name=X`` (or ``==``), else ''."""
-    terms = [t for t in selector.split(",") if t]
-    if len(terms) != 1:
-        return ""
-    term = terms[0]
-    for op in ("==", "="):
+    """X when a term of the selector is ``metadata.name=X`` (or ``==``), as upstream's
+    ``RequiresExactMatch`` on an AND of terms; '' otherwise or when X is not a valid
+    path segment name."""
+    terms = selector.split(",")
+    if any("=" not in term for term in terms):
+        return ""  # unparsable: upstream falls back to a plain list without a name
+    for term in terms:
         if "!=" in term:
-            return ""
-        key, sep, value = term.partition(op)
+            continue
+        key, sep, value = term.partition("==") if "==" in term else term.partition("=")
         if sep and key.strip() == "metadata.name":
             value = value.strip()
-            if value and value not in (".", "..") and "/" not in value and "%" not in value:
-                return value
-            return ""
+            valid = value not in (".", "..") and "/" not in value and "%" not in value
+            return value if valid else ""
     return ""
 
 
@@ -101,13 +103,11 @@ def new_request_info(method: str, path: str, args) -> RequestInfo:
     info.api_version = parts[0]
     parts = parts[1:]
 
-    via_special_verb = False
     if parts[0] in SPECIAL_VERBS:
         if len(parts) < 2:
             raise RequestInfoError(f"unable to determine kind and namespace from url, {path}")
         info.verb = parts[0]
         parts = parts[1:]
-        via_special_verb = True
     else:
         info.verb = _METHOD_VERBS.get(method.upper(), "")
 
@@ -118,7 +118,7 @@ def new_request_info(method: str, path: str, args) -> RequestInfo:
                 parts = parts[2:]
     info.parts = parts
 
-    if len(parts) >= 3 and not via_special_verb:
+    if len(parts) >= 3 and info.verb not in SPECIAL_VERBS_NO_SUBRESOURCES:
         info.subresource = parts[2]
     if len(parts) >= 2:
         info.name = parts[1]

@@ -21,15 +21,15 @@ def parse_token_file(path: str) -> dict[str, UserInfo]:
             if not record:
                 continue
             if len(record) < 3:
-                raise ValueError(f"token file {path!r} must have at least 3 columns "
+                raise ValueError(f"token file '{path}' must have at least 3 columns "
                                  f"(token, user name, user uid), found {len(record)}")
             token, name, uid = record[0], record[1], record[2]
             if not token:
-                log.warning("empty token has been found in token file %r, record number %d",
+                log.warning("empty token has been found in token file '%s', record number %d",
                             path, number)
                 continue
             if token in tokens:
-                log.warning("duplicate token has been found in token file %r, "
+                log.warning("duplicate token has been found in token file '%s', "
                             "record number %d", path, number)
             groups = tuple(record[3].split(",")) if len(record) >= 4 else ()
             tokens[token] = UserInfo(name, uid, groups)

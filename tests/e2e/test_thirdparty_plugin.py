@@ -14,11 +14,19 @@ DISTRIBUTION = os.path.join(os.path.dirname(HERE), "thirdparty", "kapiserver-exa
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
-    """A virtualenv seeing kapiserver (system site-packages) plus the example plugin."""
+    """A virtualenv seeing this environment's kapiserver plus the example plugin."""
     path = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(path)],
-                   check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
     python = os.path.join(path, "bin", "python")
+    # See this environment's packages (kapiserver and its dependencies) whether or not
+    # it is itself a virtualenv (tox): a .pth file lists its site directories.
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    # addsitedir (not a bare path) so that the parent's own .pth files, such as an
+    # editable install's finder, are processed too.
+    with open(os.path.join(purelib, "parent-environment.pth"), "w") as f:
+        for site_dir in (p for p in sys.path if p.endswith("-packages")):
+            f.write(f"import site; site.addsitedir({site_dir!r})\n")
     subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--no-index", DISTRIBUTION], check=True, timeout=300)
     return path
