@@ -8,6 +8,7 @@ APIServices come and go at run time, so routing below the catch-all is kapiserve
 from __future__ import annotations
 
 import logging
+import uuid
 
 from flask import Flask, request
 from werkzeug.exceptions import HTTPException
@@ -45,10 +46,14 @@ def create_app(config, pm) -> Flask:
 
     @app.errorhandler(HTTPException)
     def http_exception(err):
-        # werkzeug's own refusals (malformed requests) become Status bodies, never HTML.
+        # werkzeug's own refusals (e.g. an unknown method) never reach the filter chain:
+        # they still get a Status body, never HTML, and the headers every answer carries.
         error = StatusError(err.description or err.name)
         error.code, error.reason = err.code, err.name.replace(" ", "")
-        return status_response(error, request.headers.get("Accept", ""))
+        response = status_response(error, request.headers.get("Accept", ""))
+        response.headers["Audit-Id"] = request.headers.get("Audit-ID") or str(uuid.uuid4())
+        response.headers["Cache-Control"] = "no-cache, private"
+        return response
 
     server.start()
     return app

@@ -20,8 +20,8 @@ from kapiserver.testing import KapiserverProcess, free_port
 from . import load
 
 
-def rss_mib(pid: int) -> float:
-    """RSS of ``pid`` and its children, in MiB."""
+def memory_mib(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) of ``pid`` and its children, in MiB (PSS counts shared pages once)."""
     pids = [pid]
     try:
         children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
@@ -29,16 +29,18 @@ def rss_mib(pid: int) -> float:
         pids += [int(c) for c in children]
     except OSError:
         pass
-    total = 0
+    rss = pss = 0
     for p in pids:
         try:
-            with open(f"/proc/{p}/status") as f:
+            with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
         except OSError:
             pass
-    return total / 1024
+    return rss / 1024, pss / 1024
 
 
 def start_to_ready(workdir: str, runs: int = 3) -> list[float]:
@@ -91,7 +93,8 @@ def main(argv=None) -> int:
         server = KapiserverProcess(os.path.join(workdir, "main"), workers=2,
                                    config={"log-level": "warning"}).start()
         time.sleep(1.0)
-        print(f"idle RSS, all server processes: {rss_mib(server.process.pid):.1f} MiB")
+        print("idle memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
+              % memory_mib(server.process.pid))
         ceiling, port = ceiling_server(workdir, server)
         try:
             cert, key = server.client_cert("admin", ["system:masters"])
@@ -113,7 +116,8 @@ def main(argv=None) -> int:
                     figures[(name, connections)] = rate
                     print(f"{name + f' x{connections}':<34}{rate:>10.0f}{p50:>10.2f}"
                           f"{p99:>10.2f}{errors:>8}")
-            print(f"loaded RSS, all server processes: {rss_mib(server.process.pid):.1f} MiB")
+            print("loaded memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
+                  % memory_mib(server.process.pid))
             for connections in (1, 16):
                 ratio = (figures[("kapiserver GET /version", connections)]
                          / max(figures[("ceiling GET (bare Flask)", connections)], 1))

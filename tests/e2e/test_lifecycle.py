@@ -194,3 +194,10 @@ def test_without_kube_delegate_its_groups_are_a_config_error(kapiserver_factory)
                             env=server.env, timeout=60)
     assert result.returncode != 0
     assert "--delegation: API groups need delegate(s) kube" in result.stderr
+
+
+def test_unknown_http_method_is_a_status_not_html(server):
+    response = server.request("PROPFIND", "/api/v1/namespaces", **ADMIN)
+    body = assert_status(response, 405, "MethodNotAllowed")
+    assert "<" not in body["message"]
+    assert response.headers["Audit-Id"] and response.headers["Cache-Control"]
