@@ -1,0 +1,12 @@
+"""Storage: a revisioned key-value store with etcd's semantics (``storage.Interface``).
+
+Every write gets the next value of one global, strictly increasing revision; an object's
+``resourceVersion`` is the revision of its last write. Backends (SQLite now, etcd later)
+implement ``Store``; nothing above this package knows which one runs.
+"""
+
+from .interface import (ADDED, DELETED, MODIFIED, Compacted, Conflict, Event, KeyExists,
+                        KeyNotFound, KeyValue, ListResult, Store, StorageError)
+
+__all__ = ["ADDED", "DELETED", "MODIFIED", "Compacted", "Conflict", "Event", "KeyExists",
+           "KeyNotFound", "KeyValue", "ListResult", "Store", "StorageError"]
