@@ -1,0 +1,1 @@
+"""API machinery: selectors, validation and object metadata helpers (plain Python)."""
