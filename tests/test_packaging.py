@@ -15,7 +15,8 @@ def test_built_in_plugins_are_entry_points_of_the_kapiserver_group():
     assert names == {"aggregator": "kapiserver_plugins.aggregator",
                      "kube": "kapiserver_plugins.kube",
                      "apiextensions": "kapiserver_plugins.apiextensions",
-                     "authn": "kapiserver_plugins.authn", "authz": "kapiserver_plugins.authz"}
+                     "authn": "kapiserver_plugins.authn", "authz": "kapiserver_plugins.authz",
+                     "core": "kapiserver_plugins.core"}
 
 
 def test_nothing_named_plugins_is_importable_outside_the_checkout(tmp_path):

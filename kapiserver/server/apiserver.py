@@ -18,12 +18,28 @@ from ..endpoints.responses import raw_json_response
 from ..errors import ConfigError
 from ..version import version_info
 from . import filters, healthz
+from flask import Response
+
+from ..endpoints.discovery import Discovery
+from ..endpoints.handlers import RESTHandler
+from ..registry.store import RegistryStore
 from .apigroups import ResourceRoutes
+from .blocking import offload
 from .delegation import DelegationChain
 
 log = logging.getLogger(__name__)
 
 HEALTH_PATHS = ("healthz", "livez", "readyz")
+
+
+def open_storage(config):
+    """The storage backend named by ``--storage-backend`` (SQLite in the data dir)."""
+    import os
+
+    from ..storage.sqlite import SQLiteStore
+
+    os.makedirs(config.data_dir, exist_ok=True)
+    return offload(SQLiteStore(os.path.join(config.data_dir, "kapiserver.db")))
 
 
 class APIServer:
@@ -70,23 +86,36 @@ class APIServer:
         backends = pm.collect("kapiserver_audit_backends", config=config)
         self.audit_backends = [backends[name](self) for name in sorted(backends)]
 
-        installers = [i for result in pm.hook.kapiserver_api_groups(config=config)
-                      for i in (result or [])]
+        self.storage = open_storage(config)
+        #: (group, resource) -> RegistryStore, filled as API groups are installed.
+        self.registries = {}
+        # pluggy's call order is registration order: sort, the core group first.
+        installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
+                             for i in (result or [])), key=lambda i: (i.group != "", i.group))
         delegate_factories = pm.collect("kapiserver_delegates", config=config)
         chosen = list(config.delegation)
         orphans = sorted({i.delegate for i in installers} - set(chosen))
         if orphans:
             raise ConfigError(f"--delegation: API groups need delegate(s) {', '.join(orphans)} "
                               "which are not in the chain")
-        delegates = []
+        delegates, all_groups = [], []
         for name in chosen:
             groups = [i.install(self) for i in installers if i.delegate == name]
             ResourceRoutes(groups)  # rejects a group version installed twice
+            all_groups += groups
             delegate = delegate_factories[name](self, groups)
             delegate.name = delegate.name or name
             delegates.append(delegate)
         self.delegation = DelegationChain(delegates)
+        self.discovery = Discovery(sorted(all_groups, key=lambda g: g.name != ""),
+                                   f"{config.bind_address}:{config.secure_port}")
         self.handler = filters.build(self, self._serve_generic)
+
+    def rest_handler(self, spec, strategy):
+        """A ``ResourceHandler`` serving ``spec`` from this server's storage."""
+        registry = RegistryStore(spec, strategy, self.storage)
+        self.registries[(spec.group, spec.resource)] = registry
+        return RESTHandler(registry, self)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -118,6 +147,7 @@ class APIServer:
             delegate.close()
         for backend in self.audit_backends:
             backend.shutdown()
+        self.storage.close()
 
     @property
     def ready(self) -> bool:
@@ -148,4 +178,8 @@ class APIServer:
             return healthz.serve(head, self._checks(head), rest, ctx.request.args)
         if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
+        if head in ("api", "apis") and ctx.request.method in ("GET", "HEAD"):
+            document = self.discovery.document(path)
+            if document is not None:
+                return Response(document, 200, content_type="application/json")
         return self.delegation.serve(ctx)

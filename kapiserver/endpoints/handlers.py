@@ -1,0 +1,230 @@
+"""RESTHandler: serves one resource's verbs over a ``RegistryStore`` (``endpoints/handlers``).
+
+Decodes bodies (JSON or YAML, at most 3 MiB), runs admission around the registry, and
+encodes answers as JSON, YAML or a ``meta.k8s.io/v1`` Table as the client asks.
+"""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from flask import Response
+
+from .. import errors
+from ..admission import CREATE, DELETE, UPDATE
+from ..registry.store import Preconditions
+from ..serialization import dumps_json, dumps_yaml
+from .responses import JSON, YAML
+
+MAX_BODY_BYTES = 3 * 1024 * 1024
+ACCEPTED_MEDIA_TYPES = "application/json, application/yaml"
+
+
+class AdmissionAttributes:
+    """What admission plugins see of a write (``admission.Attributes``)."""
+
+    __slots__ = ("operation", "object", "old_object", "namespace", "name", "resource",
+                 "subresource", "kind", "user", "dry_run")
+
+    def __init__(self, operation, obj, old, ctx, spec, name, dry_run):
+        self.operation = operation
+        self.object = obj
+        self.old_object = old
+        self.namespace = ctx.info.namespace
+        self.name = name
+        self.resource = spec
+        self.subresource = ctx.info.subresource
+        self.kind = spec.kind
+        self.user = ctx.user
+        self.dry_run = dry_run
+
+
+def _wants_table(accept: str) -> bool:
+    return "as=Table" in accept and "g=meta.k8s.io" in accept
+
+
+def _dry_run(args) -> bool:
+    values = args.getlist("dryRun")
+    for value in values:
+        if value != "All":
+            raise errors.BadRequest(f"Invalid dry run value: {value!r}. Valid values are: All"
+                                    .replace("'", '"'))
+    return bool(values)
+
+
+class RESTHandler:
+    """The ``ResourceHandler`` of one resource backed by a ``RegistryStore``."""
+
+    def __init__(self, store, server):
+        self.store = store
+        self.spec = store.spec
+        self.verbs = store.spec.verbs
+        self.server = server
+
+    # -- encoding --------------------------------------------------------------------------
+
+    def respond(self, ctx, obj: dict, code: int = 200) -> Response:
+        accept = ctx.accept
+        if _wants_table(accept):
+            obj = self.table(obj, ctx.request.args.get("includeObject", "Metadata"))
+        if "yaml" in accept and "json" not in accept.split("yaml")[0]:
+            return Response(dumps_yaml(obj), code, content_type=YAML)
+        return Response(dumps_json(obj), code, content_type=JSON)
+
+    def table(self, obj: dict, include: str) -> dict:
+        strategy = self.store.strategy
+        items = obj["items"] if obj.get("kind") == self.spec.list_kind else [obj]
+        rows = []
+        for item in items:
+            row = {"cells": strategy.table_cells(item)}
+            if include == "Object":
+                full = dict(item)
+                full.setdefault("kind", self.spec.kind)
+                full.setdefault("apiVersion", self.spec.api_version)
+                row["object"] = full
+            elif include != "None":
+                row["object"] = {"kind": "PartialObjectMetadata",
+                                 "apiVersion": "meta.k8s.io/v1",
+                                 "metadata": item.get("metadata", {})}
+            rows.append(row)
+        meta = obj.get("metadata", {})
+        table_meta = {"resourceVersion": meta.get("resourceVersion", "")}
+        if meta.get("continue"):
+            table_meta["continue"] = meta["continue"]
+        if "remainingItemCount" in meta:
+            table_meta["remainingItemCount"] = meta["remainingItemCount"]
+        return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": table_meta,
+                "columnDefinitions": strategy.table_columns(), "rows": rows}
+
+    def decode_body(self, ctx) -> dict:
+        request = ctx.request
+        length = request.content_length
+        if length is not None and length > MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        body = request.stream.read(MAX_BODY_BYTES + 1)
+        if len(body) > MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        media = (request.mimetype or "application/json").lower()
+        try:
+            if media == "application/json":
+                obj = json.loads(body)
+            elif media == "application/yaml":
+                obj = yaml.safe_load(body)
+            else:
+                raise errors.UnsupportedMediaType(
+                    "the body of the request was in an unknown format - accepted media types "
+                    f"include: {ACCEPTED_MEDIA_TYPES}")
+        except (ValueError, yaml.YAMLError) as err:
+            raise errors.BadRequest(
+                f"the object provided is unrecognized (must be of type {self.spec.kind}): "
+                f"couldn't get version/kind; json parse error: {err}") from None
+        if not isinstance(obj, dict):
+            raise errors.BadRequest(f"the object provided is unrecognized (must be of type "
+                                    f"{self.spec.kind}): couldn't get version/kind; json parse "
+                                    "error: expected an object")
+        kind, api_version = obj.get("kind"), obj.get("apiVersion")
+        if (kind and kind != self.spec.kind) or (api_version and api_version != self.spec.api_version):
+            raise errors.BadRequest(
+                f"the API version in the data ({api_version}) does not match the expected API "
+                f"version ({self.spec.api_version})" if api_version != self.spec.api_version
+                else f"the object provided is unrecognized (must be of type {self.spec.kind}): "
+                     f"{kind}")
+        obj["kind"], obj["apiVersion"] = self.spec.kind, self.spec.api_version
+        return obj
+
+    # -- admission -------------------------------------------------------------------------
+
+    def _admitter(self, ctx, operation, name, dry_run):
+        chain = self.server.admission
+
+        def admit(obj, old=None):
+            attributes = AdmissionAttributes(operation, obj, old, ctx, self.spec, name, dry_run)
+            chain.admit(attributes)
+            chain.validate(attributes)
+
+        return admit
+
+    # -- verbs -----------------------------------------------------------------------------
+
+    def serve(self, ctx):
+        info = ctx.info
+        verb, args = info.verb, ctx.request.args
+        if verb not in self.spec.verbs and not info.subresource:
+            raise errors.MethodNotAllowed()
+        namespace = info.namespace if self.spec.namespaced else ""
+        if verb == "get":
+            return self.respond(ctx, self.store.get(namespace, info.name))
+        if verb == "list":
+            return self.respond(ctx, self.list(ctx, namespace))
+        if verb == "create":
+            if info.name:
+                raise errors.MethodNotAllowed()
+            dry_run = _dry_run(args)
+            obj = self.decode_body(ctx)
+            created = self.store.create(obj, namespace, dry_run,
+                                        self._admitter(ctx, CREATE, "", dry_run))
+            return self.respond(ctx, created, 201)
+        if verb == "update":
+            dry_run = _dry_run(args)
+            obj = self.decode_body(ctx)
+            updated, created = self.store.update(namespace, info.name, obj, dry_run,
+                                                 self._admitter(ctx, UPDATE, info.name, dry_run))
+            return self.respond(ctx, updated, 201 if created else 200)
+        if verb == "delete":
+            return self.delete(ctx, namespace)
+        raise errors.MethodNotAllowed()
+
+    def list(self, ctx, namespace: str) -> dict:
+        from ..apimachinery import fields, labels
+
+        args = ctx.request.args
+        label_selector = field_selector = None
+        try:
+            if args.get("labelSelector"):
+                label_selector = labels.parse(args["labelSelector"])
+            if args.get("fieldSelector"):
+                field_selector = fields.parse(args["fieldSelector"])
+                supported = {"metadata.name"} | ({"metadata.namespace"} if self.spec.namespaced
+                                                 else set()) | set(self.spec.selectable_fields)
+                fields.check_supported(field_selector, supported, self.spec.kind)
+        except (labels.SelectorError, fields.SelectorError) as err:
+            raise errors.BadRequest(str(err)) from None
+        limit = args.get("limit", "0")
+        try:
+            limit = max(int(limit), 0)
+        except ValueError:
+            raise errors.BadRequest(f"invalid limit: {limit}") from None
+        return self.store.list(namespace, label_selector, field_selector, limit,
+                               args.get("continue", ""), args.get("resourceVersion", ""))
+
+    def delete(self, ctx, namespace: str):
+        body = {}
+        if ctx.request.content_length:
+            body = self.decode_delete_options(ctx)
+        pre = body.get("preconditions") or {}
+        dry_run = _dry_run(ctx.request.args) or body.get("dryRun") == ["All"]
+        name = ctx.info.name
+        self._admitter(ctx, DELETE, name, dry_run)(self.store.get(namespace, name))
+        obj, deleted = self.store.delete(namespace, name,
+                                         Preconditions(pre.get("uid", ""),
+                                                       pre.get("resourceVersion", "")), dry_run)
+        if not deleted or self.spec.kind == "Namespace":
+            obj.setdefault("kind", self.spec.kind)
+            obj.setdefault("apiVersion", self.spec.api_version)
+            return self.respond(ctx, obj)
+        details = {"name": name}
+        if self.spec.group:
+            details["group"] = self.spec.group
+        details["kind"] = self.spec.resource
+        details["uid"] = obj["metadata"].get("uid", "")
+        return Response(dumps_json({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                    "status": "Success", "details": details}), 200,
+                        content_type=JSON)
+
+    def decode_delete_options(self, ctx) -> dict:
+        try:
+            body = json.loads(ctx.request.get_data() or b"{}")
+        except ValueError as err:
+            raise errors.BadRequest(f"invalid DeleteOptions: {err}") from None
+        return body if isinstance(body, dict) else {}

@@ -1,0 +1,51 @@
+"""ResourceSpec: what discovery, the REST handler and the store need to know of a resource."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass
+class ResourceSpec:
+    """One resource of one group version (``configmaps`` in ``v1``).
+
+    ``verbs`` are listed in discovery and are the only ones served; ``short_names`` and
+    ``categories`` let ``kubectl get cm`` and ``kubectl get all`` find it.
+    """
+
+    group: str
+    version: str
+    kind: str
+    resource: str
+    singular: str
+    namespaced: bool
+    verbs: tuple[str, ...] = ALL_VERBS
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    list_kind: str = ""
+    #: Field selectors upstream supports for this resource besides metadata.name/namespace.
+    selectable_fields: tuple[str, ...] = ()
+    storage_version_hash: str = ""
+    subresources: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.list_kind:
+            self.list_kind = f"{self.kind}List"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def key_prefix(self, namespace: str = "") -> str:
+        """The storage prefix: ``/registry/<group/>resource/[namespace/]``."""
+        base = f"/registry/{self.group + '/' if self.group else ''}{self.resource}/"
+        return f"{base}{namespace}/" if self.namespaced and namespace else base
+
+    def key(self, namespace: str, name: str) -> str:
+        return f"{self.key_prefix(namespace)}{name}"

@@ -1,0 +1,424 @@
+"""RegistryStore: REST verbs over a storage backend with upstream's metadata semantics.
+
+Mirrors ``k8s.io/apiserver/pkg/registry/generic/registry.Store``: create (uid,
+creationTimestamp, generateName with retry, generation), get, list (selectors, limit and
+continue from one snapshot, remainingItemCount), guaranteed update with preconditions,
+delete honouring finalizers and preconditions, and ``dryRun``. Objects are JSON dicts;
+storage holds them without ``resourceVersion`` (the revision is the version).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import random
+import time
+import uuid
+
+from .. import errors
+from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
+
+#: upstream's ``names.SimpleNameGenerator`` alphabet and suffix length.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_NAME_SUFFIX = 5
+_GENERATE_NAME_RETRIES = 8
+_MAX_GENERATED_NAME = 63
+
+
+def now_rfc3339() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def encode(obj: dict) -> bytes:
+    """The stored form: the object without ``resourceVersion``."""
+    meta = obj.get("metadata") or {}
+    rv = meta.pop("resourceVersion", None)
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    finally:
+        if rv is not None:
+            meta["resourceVersion"] = rv
+
+
+def decode(value: bytes, revision: int) -> dict:
+    obj = json.loads(value)
+    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    return obj
+
+
+def encode_continue(revision: int, start_key: str) -> str:
+    """Upstream's continue token: base64url JSON ``{"v","rv","start"}`` without padding."""
+    token = json.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key},
+                       separators=(",", ":"))
+    return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded))
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError("unknown version")
+        revision, start = int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError):
+        raise errors.BadRequest("continue key is not valid: encoded continue token is "
+                                "invalid") from None
+    if revision <= 0 or start.startswith("/") or ".." in start.split("/"):
+        raise errors.BadRequest("continue key is not valid: invalid continue token")
+    return revision, start
+
+
+class Preconditions:
+    """Delete and update preconditions (``metav1.Preconditions``): uid and resourceVersion."""
+
+    def __init__(self, uid: str = "", resource_version: str = ""):
+        self.uid = uid
+        self.resource_version = resource_version
+
+    def check(self, spec, name: str, obj: dict) -> None:
+        meta = obj.get("metadata") or {}
+        if self.uid and self.uid != meta.get("uid"):
+            raise _conflict(spec, name, f"Precondition failed: UID in precondition: "
+                                        f"{self.uid}, UID in object meta: {meta.get('uid', '')}")
+        if self.resource_version and self.resource_version != meta.get("resourceVersion"):
+            raise _conflict(spec, name, "Precondition failed: ResourceVersion in precondition: "
+                                        f"{self.resource_version}, ResourceVersion in object "
+                                        f"meta: {meta.get('resourceVersion', '')}")
+
+
+def _conflict(spec, name: str, reason: str) -> errors.Conflict:
+    return errors.Conflict(f"Operation cannot be fulfilled on {spec.group_resource} "
+                           f"{errors.go_quote(name)}: {reason}",
+                           _details(spec, name))
+
+
+def _details(spec, name: str) -> dict:
+    details = {"name": name}
+    if spec.group:
+        details["group"] = spec.group
+    details["kind"] = spec.resource
+    return details
+
+
+OBJECT_MODIFIED = ("the object has been modified; please apply your changes to the latest "
+                   "version and try again")
+
+
+class RegistryStore:
+    """The generic registry for one resource: ``spec``, ``strategy`` and a storage ``Store``."""
+
+    def __init__(self, spec, strategy, storage):
+        self.spec = spec
+        self.strategy = strategy
+        self.storage = storage
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _not_found(self, name: str) -> errors.NotFound:
+        return errors.NotFound.for_object(self.spec.group, self.spec.resource, name)
+
+    def _invalid(self, name: str, field_errors) -> errors.Invalid:
+        from ..apimachinery.field_errors import invalid_status
+
+        status = invalid_status(self.spec.kind, self.spec.group, name, field_errors)
+        return errors.Invalid(status["message"], status.get("details"))
+
+    def _check_valid(self, name: str, field_errors) -> None:
+        if field_errors:
+            raise self._invalid(name, field_errors)
+
+    # -- create --------------------------------------------------------------------------------
+
+    def create(self, obj: dict, namespace: str = "", dry_run: bool = False,
+               admit=None) -> dict:
+        """Create ``obj``; ``admit(obj)`` runs admission after defaulting, before validation."""
+        meta = obj.setdefault("metadata", {})
+        if meta.get("resourceVersion"):
+            raise errors.BadRequest("resourceVersion should not be set on objects to be created")
+        if self.spec.namespaced:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        for field in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            meta.pop(field, None)
+        meta["creationTimestamp"] = now_rfc3339()
+        meta["uid"] = str(uuid.uuid4())
+        if self.strategy.has_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        self.strategy.prepare_for_create(obj)
+        generate = not meta.get("name") and meta.get("generateName")
+        for attempt in range(_GENERATE_NAME_RETRIES if generate else 1):
+            if generate:
+                prefix = meta["generateName"][:_MAX_GENERATED_NAME - _NAME_SUFFIX]
+                meta["name"] = prefix + "".join(random.choice(_NAME_ALPHABET)
+                                                for _ in range(_NAME_SUFFIX))
+            if admit is not None and attempt == 0:
+                admit(obj)
+            self._check_valid(meta.get("name", ""), self.strategy.validate(obj))
+            name = meta["name"]
+            key = self.spec.key(namespace, name)
+            if dry_run:
+                try:
+                    self.storage.get(key)
+                except KeyNotFound:
+                    return obj
+                raise self._already_exists(name)
+            try:
+                revision = self.storage.create(key, encode(obj))
+            except KeyExists:
+                if generate and attempt + 1 < _GENERATE_NAME_RETRIES:
+                    continue
+                raise self._already_exists(name) from None
+            meta["resourceVersion"] = str(revision)
+            return obj
+        raise AssertionError("unreachable")
+
+    def _already_exists(self, name: str) -> errors.AlreadyExists:
+        return errors.AlreadyExists(f"{self.spec.group_resource} {errors.go_quote(name)} "
+                                    "already exists", _details(self.spec, name))
+
+    # -- read -----------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> dict:
+        try:
+            kv = self.storage.get(self.spec.key(namespace, name))
+        except KeyNotFound:
+            raise self._not_found(name) from None
+        return decode(kv.value, kv.mod_revision)
+
+    def list(self, namespace: str = "", label_selector=None, field_selector=None,
+             limit: int = 0, continue_token: str = "", resource_version: str = "") -> dict:
+        """A ``<Kind>List``: items matching the selectors, paginated from one snapshot."""
+        prefix = self.spec.key_prefix(namespace)
+        revision, start = 0, ""
+        if continue_token:
+            revision, start = decode_continue(continue_token)
+            start = prefix + start
+        elif resource_version not in ("", "0"):
+            try:
+                revision = int(resource_version)
+            except ValueError:
+                raise errors.BadRequest(f"invalid resource version: {resource_version}") from None
+        items, more, remaining, last_key = [], False, 0, ""
+        batch = max(limit, 100) if limit else 0
+        read_revision = revision
+        try:
+            while True:
+                page = self.storage.list(prefix, revision=read_revision, limit=batch,
+                                         start_key=start)
+                read_revision = page.revision
+                for index, kv in enumerate(page.items):
+                    obj = decode(kv.value, kv.mod_revision)
+                    last_key = kv.key
+                    if self._matches(obj, label_selector, field_selector):
+                        items.append(obj)
+                        if limit and len(items) == limit:
+                            rest = page.items[index + 1:]
+                            more = bool(rest) or page.more
+                            remaining = len(rest) + page.remaining
+                            break
+                else:
+                    if page.more and page.items:
+                        start = page.items[-1].key + "\x00"
+                        continue
+                break
+        except Compacted:
+            raise errors.Gone("The provided continue parameter is too old to display a "
+                              "consistent list result. You can start a new list without the "
+                              "continue parameter, or use the continue token in this response "
+                              "to retrieve the remainder of the results. Continuing with the "
+                              "provided token results in an inconsistent list - objects that "
+                              "were created, modified, or deleted between the time the first "
+                              "chunk was returned and now may show up in the list."
+                              if continue_token else
+                              f"too old resource version: {resource_version} "
+                              f"({self.storage.compacted_revision()})") from None
+        metadata = {"resourceVersion": str(read_revision)}
+        if more:
+            metadata["continue"] = encode_continue(read_revision,
+                                                   last_key[len(prefix):] + "\x00")
+            if not (label_selector and not label_selector.empty) and not field_selector:
+                metadata["remainingItemCount"] = remaining
+        for obj in items:
+            obj.pop("kind", None)
+            obj.pop("apiVersion", None)
+        return {"kind": self.spec.list_kind, "apiVersion": self.spec.api_version,
+                "metadata": metadata, "items": items}
+
+    def _matches(self, obj, label_selector, field_selector) -> bool:
+        if label_selector is not None and not label_selector.matches(
+                (obj.get("metadata") or {}).get("labels") or {}):
+            return False
+        if field_selector is not None and not field_selector.matches(
+                self.strategy.selectable_fields(obj)):
+            return False
+        return True
+
+    # -- update ---------------------------------------------------------------------------
+
+    def update(self, namespace: str, name: str, obj: dict, dry_run: bool = False,
+               admit=None, force_allow_create: bool = False) -> tuple[dict, bool]:
+        """Replace the object (``PUT``); ``metadata.resourceVersion`` makes it conditional.
+
+        Returns ``(object, created)``.
+        """
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name") != name:
+            from ..apimachinery.field_errors import FieldError, FieldPath
+
+            raise self._invalid(name, [FieldError.invalid(
+                FieldPath("metadata", "name"), meta.get("name", ""),
+                "must match the name in the URL") if meta.get("name") else
+                FieldError.required(FieldPath("metadata", "name"), "name is required")])
+        if self.spec.namespaced:
+            if meta.get("namespace", namespace) != namespace:
+                raise errors.BadRequest("the namespace of the provided object does not match "
+                                        "the namespace sent on the request")
+            meta["namespace"] = namespace
+        key = self.spec.key(namespace, name)
+        expected = meta.get("resourceVersion", "")
+        try:
+            current = self.storage.get(key)
+        except KeyNotFound:
+            if not (force_allow_create or self.strategy.allow_create_on_update):
+                raise self._not_found(name) from None
+            meta.pop("resourceVersion", None)
+            return self.create(obj, namespace, dry_run, admit), True
+        if not expected:
+            if not self.strategy.allow_unconditional_update:
+                from ..apimachinery.field_errors import FieldError, FieldPath
+
+                raise self._invalid(name, [FieldError.invalid(
+                    FieldPath("metadata", "resourceVersion"), 0,
+                    "must be specified for an update")])
+            # An unconditional update applies to whatever is stored now (upstream's
+            # Store.Update copies the current resourceVersion in before validation).
+            meta["resourceVersion"] = str(current.mod_revision)
+        elif expected != str(current.mod_revision):
+            raise _conflict(self.spec, name, OBJECT_MODIFIED)
+        old = decode(current.value, current.mod_revision)
+        new = self._prepare_update(obj, old)
+        if admit is not None:
+            admit(new, old)
+        self._check_valid(name, self.strategy.validate_update(new, old))
+        return self._write(key, name, new, old, current.mod_revision, dry_run), False
+
+    def _prepare_update(self, new: dict, old: dict) -> dict:
+        new_meta, old_meta = new.setdefault("metadata", {}), old["metadata"]
+        for field in ("uid", "creationTimestamp", "deletionTimestamp",
+                      "deletionGracePeriodSeconds"):
+            if field in old_meta:
+                new_meta[field] = old_meta[field]
+            else:
+                new_meta.pop(field, None)
+        if "generateName" in old_meta and "generateName" not in new_meta:
+            new_meta["generateName"] = old_meta["generateName"]
+        self.strategy.prepare_for_update(new, old)
+        if self.strategy.has_generation:
+            generation = old_meta.get("generation", 1)
+            new_meta["generation"] = generation + 1 if self.strategy.spec_changed(new, old) \
+                else generation
+        else:
+            new_meta.pop("generation", None)
+        if old_meta.get("deletionTimestamp"):
+            added = [f for f in new_meta.get("finalizers") or []
+                     if f not in (old_meta.get("finalizers") or [])]
+            if added:
+                from ..apimachinery.field_errors import FieldError, FieldPath, go_string_slice
+
+                raise self._invalid(new_meta.get("name", ""), [FieldError.forbidden(
+                    FieldPath("metadata", "finalizers"),
+                    "no new finalizers can be added if the object is being deleted, found "
+                    f"new finalizers {go_string_slice(added)}")])
+        return new
+
+    def _write(self, key: str, name: str, new: dict, old: dict, revision: int,
+               dry_run: bool) -> dict:
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp") and not self.strategy.deletion_pending(new):
+            # The last finalizer is gone from an object being deleted: delete it now.
+            if dry_run:
+                return new
+            try:
+                deleted_at, _ = self.storage.delete(key, revision)
+            except Conflict:
+                raise _conflict(self.spec, name, OBJECT_MODIFIED) from None
+            except KeyNotFound:
+                raise self._not_found(name) from None
+            meta["resourceVersion"] = str(deleted_at)
+            return new
+        if dry_run:
+            return new
+        if new == old:
+            return new  # no-op updates write nothing, as upstream
+        try:
+            written = self.storage.update(key, encode(new), revision)
+        except Conflict:
+            raise _conflict(self.spec, name, OBJECT_MODIFIED) from None
+        except KeyNotFound:
+            raise self._not_found(name) from None
+        meta["resourceVersion"] = str(written)
+        return new
+
+    def guaranteed_update(self, namespace: str, name: str, mutate, dry_run: bool = False,
+                          preconditions: Preconditions | None = None, attempts: int = 16) -> dict:
+        """Apply ``mutate(obj) -> obj`` to the latest object, retrying on conflicts."""
+        key = self.spec.key(namespace, name)
+        for _ in range(attempts):
+            try:
+                current = self.storage.get(key)
+            except KeyNotFound:
+                raise self._not_found(name) from None
+            old = decode(current.value, current.mod_revision)
+            if preconditions:
+                preconditions.check(self.spec, name, old)
+            new = self._prepare_update(mutate(copy.deepcopy(old)), old)
+            self._check_valid(name, self.strategy.validate_update(new, old))
+            try:
+                return self._write(key, name, new, old, current.mod_revision, dry_run)
+            except errors.Conflict:
+                continue
+        raise _conflict(self.spec, name, OBJECT_MODIFIED)
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def delete(self, namespace: str, name: str, preconditions: Preconditions | None = None,
+               dry_run: bool = False) -> tuple[dict, bool]:
+        """Delete, or mark for deletion when finalizers remain. Returns ``(object, deleted)``."""
+        key = self.spec.key(namespace, name)
+        for _ in range(16):
+            try:
+                current = self.storage.get(key)
+            except KeyNotFound:
+                raise self._not_found(name) from None
+            obj = decode(current.value, current.mod_revision)
+            if preconditions:
+                preconditions.check(self.spec, name, obj)
+            meta = obj["metadata"]
+            if self.strategy.deletion_pending(obj):
+                if not meta.get("deletionTimestamp"):
+                    meta["deletionTimestamp"] = now_rfc3339()
+                    meta["deletionGracePeriodSeconds"] = 0
+                    self.strategy.prepare_for_delete(obj)
+                    if self.strategy.has_generation:
+                        meta["generation"] = meta.get("generation", 1) + 1
+                    if not dry_run:
+                        try:
+                            written = self.storage.update(key, encode(obj), current.mod_revision)
+                        except Conflict:
+                            continue
+                        meta["resourceVersion"] = str(written)
+                return obj, False
+            if dry_run:
+                return obj, True
+            try:
+                self.storage.delete(key, current.mod_revision)
+            except Conflict:
+                continue
+            except KeyNotFound:
+                raise self._not_found(name) from None
+            return obj, True
+        raise _conflict(self.spec, name, OBJECT_MODIFIED)

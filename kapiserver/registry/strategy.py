@@ -1,0 +1,109 @@
+"""Strategy: how one kind is defaulted, validated and compared (``rest.RESTCreateStrategy`` …)."""
+
+from __future__ import annotations
+
+import copy
+
+from .printers import AGE_COLUMN
+
+AGE_DESCRIPTION = AGE_COLUMN["description"]
+
+
+class Strategy:
+    """Default behaviour for a kind; subclass per resource and override what differs.
+
+    ``has_generation``: the kind carries ``metadata.generation`` (1 on create, bumped when
+    anything but metadata and status changes). ``status_subresource``: ``status`` is only
+    written through ``/status`` (the main resource keeps the old status and vice versa).
+    """
+
+    has_generation = False
+    status_subresource = False
+    allow_create_on_update = False
+    allow_unconditional_update = True
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    # -- create ------------------------------------------------------------------------------
+
+    def prepare_for_create(self, obj: dict) -> None:
+        """Clear what a client may not set on create (status when it has a subresource)."""
+        if self.status_subresource:
+            obj.pop("status", None)
+
+    def validate(self, obj: dict) -> list:
+        """Return the field errors of a new object (metadata, then kind-specific fields)."""
+        return self.validate_meta(obj.get("metadata") or {})
+
+    def validate_meta(self, meta: dict) -> list:
+        """Generic ``ObjectMeta`` rules; core/v1 kinds use core's stricter finalizer rule."""
+        from ..apimachinery import validation
+
+        check = (validation.validate_core_object_meta if self.spec.group == ""
+                 else validation.validate_object_meta)
+        return check(meta, self.spec.namespaced, self.name_validator())
+
+    def name_validator(self):
+        """The function validating ``metadata.name`` (default: a DNS-1123 subdomain)."""
+        from ..apimachinery.validation import name_is_dns_subdomain
+
+        return name_is_dns_subdomain
+
+    def warnings_on_create(self, obj: dict) -> list[str]:
+        return []
+
+    # -- update ------------------------------------------------------------------------------
+
+    def prepare_for_update(self, new: dict, old: dict) -> None:
+        """Keep the status from the old object when status has its own subresource."""
+        if self.status_subresource:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+
+    def validate_update(self, new: dict, old: dict) -> list:
+        from ..apimachinery import validation
+
+        check = (validation.validate_core_object_meta_update if self.spec.group == ""
+                 else validation.validate_object_meta_update)
+        errors = check(new.get("metadata") or {}, old.get("metadata") or {})
+        return errors + self.validate(new)
+
+    def spec_changed(self, new: dict, old: dict) -> bool:
+        """True when something besides metadata and status changed (bumps generation)."""
+        skip = ("metadata", "status", "kind", "apiVersion")
+        return ({k: v for k, v in new.items() if k not in skip}
+                != {k: v for k, v in old.items() if k not in skip})
+
+    # -- delete --------------------------------------------------------------------------------
+
+    def deletion_pending(self, obj: dict) -> bool:
+        """True while something must finish before the object goes (finalizers remain)."""
+        return bool((obj.get("metadata") or {}).get("finalizers"))
+
+    def prepare_for_delete(self, obj: dict) -> None:
+        """Mark an object whose deletion has begun (e.g. a namespace's Terminating phase)."""
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def selectable_fields(self, obj: dict) -> dict[str, str]:
+        """Field values ``fieldSelector`` may match (``GetAttrs``): name and namespace."""
+        meta = obj.get("metadata") or {}
+        fields = {"metadata.name": meta.get("name", "")}
+        if self.spec.namespaced:
+            fields["metadata.namespace"] = meta.get("namespace", "")
+        return fields
+
+    def table_columns(self) -> list[dict]:
+        """Table column definitions (``metav1.TableColumnDefinition``); NAME and AGE by default."""
+        from .printers import NAME_COLUMN
+
+        created_at = {"name": "Created At", "type": "date", "format": "",
+                      "description": AGE_DESCRIPTION, "priority": 0}
+        return [NAME_COLUMN, created_at]
+
+    def table_cells(self, obj: dict) -> list:
+        meta = obj.get("metadata") or {}
+        return [meta.get("name", ""), meta.get("creationTimestamp")]

@@ -1,0 +1,40 @@
+"""Running blocking storage calls off the gevent hub.
+
+SQLite (and any blocking client) would stall every greenlet of a worker while it waits on
+a lock or the disk; under the gevent worker each storage call runs in gevent's native
+thread pool instead. Outside gevent (tests, tools) the store is used as it is.
+"""
+
+from __future__ import annotations
+
+
+class ThreadpoolStore:
+    """A proxy that runs every method of ``store`` in ``pool`` (a gevent ``ThreadPool``)."""
+
+    def __init__(self, store, pool):
+        self._store = store
+        self._pool = pool
+
+    def __getattr__(self, name):
+        attribute = getattr(self._store, name)
+        if not callable(attribute):
+            return attribute
+        pool = self._pool
+
+        def call(*args, **kwargs):
+            return pool.apply(attribute, args, kwargs)
+
+        call.__name__ = name
+        setattr(self, name, call)
+        return call
+
+
+def offload(store):
+    """Wrap ``store`` for the gevent worker; return it unchanged outside gevent."""
+    try:
+        from gevent import get_hub, monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        return store
+    if not monkey.is_module_patched("socket"):
+        return store
+    return ThreadpoolStore(store, get_hub().threadpool)

@@ -1,0 +1,67 @@
+"""Namespaces: DNS-1123 label names, the ``kubernetes`` finalizer, phase, and their table."""
+
+from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, age
+from kapiserver.registry.resource import ResourceSpec
+from kapiserver.registry.strategy import Strategy
+
+NAMESPACES = ResourceSpec(group="", version="v1", kind="Namespace", resource="namespaces",
+                          singular="namespace", namespaced=False, short_names=("ns",),
+                          verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+                          selectable_fields=("status.phase",),
+                          storage_version_hash="Q3oi5N2YM8M=")
+METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
+FINALIZER = "kubernetes"
+STATUS_COLUMN = {"name": "Status", "type": "string", "format": "",
+                 "description": "The status of the namespace", "priority": 0}
+
+
+class NamespaceStrategy(Strategy):
+    """``pkg/registry/core/namespace`` strategy: finalizer, phase, name label."""
+
+    status_subresource = True
+
+    def name_validator(self):
+        from kapiserver.apimachinery.validation import name_is_dns_label
+
+        return name_is_dns_label
+
+    def prepare_for_create(self, obj):
+        super().prepare_for_create(obj)
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        finalizers = spec.setdefault("finalizers", [])
+        if FINALIZER not in finalizers:
+            finalizers.append(FINALIZER)
+        self._label(obj)
+
+    def prepare_for_update(self, new, old):
+        super().prepare_for_update(new, old)
+        new["spec"] = old.get("spec", {})  # spec.finalizers changes only through /finalize
+        self._label(new)
+
+    @staticmethod
+    def _label(obj):
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name"):
+            meta.setdefault("labels", {})[METADATA_NAME_LABEL] = meta["name"]
+
+    def deletion_pending(self, obj):
+        return super().deletion_pending(obj) or bool((obj.get("spec") or {}).get("finalizers"))
+
+    def prepare_for_delete(self, obj):
+        obj.setdefault("status", {})["phase"] = "Terminating"
+        # Namespaces carry no deletionGracePeriodSeconds upstream.
+        obj["metadata"].pop("deletionGracePeriodSeconds", None)
+
+    def selectable_fields(self, obj):
+        fields = super().selectable_fields(obj)
+        fields["status.phase"] = (obj.get("status") or {}).get("phase", "")
+        return fields
+
+    def table_columns(self):
+        return [NAME_COLUMN, STATUS_COLUMN, AGE_COLUMN]
+
+    def table_cells(self, obj):
+        meta = obj.get("metadata") or {}
+        return [meta.get("name", ""), (obj.get("status") or {}).get("phase", ""),
+                age(meta.get("creationTimestamp"))]

@@ -1,0 +1,164 @@
+"""First built-in resources end to end: configmaps and namespaces with kubectl and the client."""
+
+import json
+
+import pytest
+
+from kapiserver.testing import assert_status
+
+ADMIN = dict(user="admin", groups=["system:masters"])
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    from kapiserver.testing import KapiserverProcess
+
+    server = KapiserverProcess(str(tmp_path_factory.mktemp("core")), workers=2).start()
+    yield server
+    server.stop()
+
+
+def test_system_namespaces_exist_at_start(api):
+    names = [ns["metadata"]["name"] for ns in api.get("/api/v1/namespaces", **ADMIN).json()["items"]]
+    assert set(names) >= {"default", "kube-system", "kube-public", "kube-node-lease"}
+    default = api.get("/api/v1/namespaces/default", **ADMIN).json()
+    assert default["status"] == {"phase": "Active"}
+    assert default["spec"] == {"finalizers": ["kubernetes"]}
+    assert default["metadata"]["labels"] == {"kubernetes.io/metadata.name": "default"}
+
+
+def test_discovery_documents(api):
+    assert api.get("/api", **ADMIN).json()["versions"] == ["v1"]
+    resources = {r["name"]: r for r in api.get("/api/v1", **ADMIN).json()["resources"]}
+    assert resources["configmaps"] == {
+        "name": "configmaps", "singularName": "configmap", "namespaced": True,
+        "kind": "ConfigMap", "verbs": ["create", "delete", "deletecollection", "get", "list",
+                                       "patch", "update", "watch"],
+        "shortNames": ["cm"], "storageVersionHash": "qFsyl6wFWjQ="}
+    assert api.get("/apis", **ADMIN).json()["kind"] == "APIGroupList"
+
+
+def test_create_get_list_delete_configmap_with_the_python_client(api):
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    with api.python_client() as api_client:
+        core = client.CoreV1Api(api_client)
+        created = core.create_namespaced_config_map("default", client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="py-cm", labels={"app": "py"}), data={"a": "1"}))
+        assert created.metadata.uid and int(created.metadata.resource_version) > 0
+        assert created.metadata.creation_timestamp is not None
+        fetched = core.read_namespaced_config_map("py-cm", "default")
+        assert fetched.data == {"a": "1"}
+        listed = core.list_namespaced_config_map("default", label_selector="app=py")
+        assert [c.metadata.name for c in listed.items] == ["py-cm"]
+        fetched.data["b"] = "2"
+        updated = core.replace_namespaced_config_map("py-cm", "default", fetched)
+        assert int(updated.metadata.resource_version) > int(fetched.metadata.resource_version)
+        # A stale resourceVersion is a 409 with upstream's message.
+        with pytest.raises(ApiException) as conflict:
+            core.replace_namespaced_config_map("py-cm", "default", fetched)
+        assert conflict.value.status == 409
+        assert json.loads(conflict.value.body)["message"] == (
+            'Operation cannot be fulfilled on configmaps "py-cm": the object has been '
+            "modified; please apply your changes to the latest version and try again")
+        core.delete_namespaced_config_map("py-cm", "default")
+        with pytest.raises(ApiException) as missing:
+            core.read_namespaced_config_map("py-cm", "default")
+        assert missing.value.status == 404
+
+
+CM_YAML = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kc
+  namespace: default
+data:
+  k: v
+"""
+
+
+def test_kubectl_create_get_delete(api):
+    # --validate=false: kubectl validates against /openapi/v3, served from the kubectl issue on.
+    assert api.kubectl("create", "--validate=false", "-f", "-", input=CM_YAML,
+                       check=True).stdout.strip() == "configmap/kc created"
+    table = api.kubectl("get", "configmaps", "-n", "default", check=True).stdout
+    assert table.splitlines()[0].split() == ["NAME", "DATA", "AGE"]
+    assert any(line.split()[:2] == ["kc", "1"] for line in table.splitlines())
+    as_yaml = api.kubectl("get", "cm", "kc", "-n", "default", "-o", "yaml", check=True).stdout
+    assert "k: v" in as_yaml and "uid:" in as_yaml
+    assert api.kubectl("get", "ns", check=True).stdout.splitlines()[0].split() == \
+        ["NAME", "STATUS", "AGE"]
+    assert api.kubectl("delete", "cm", "kc", "-n", "default", check=True).stdout.strip() == \
+        'configmap "kc" deleted'
+
+
+def test_upstream_errors(api):
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dup"}, "data": {}}
+    assert api.request("POST", "/api/v1/namespaces/default/configmaps", json=body,
+                       **ADMIN).status_code == 201
+    assert_status(api.request("POST", "/api/v1/namespaces/default/configmaps", json=body,
+                              **ADMIN), 409, "AlreadyExists", 'configmaps "dup" already exists',
+                  {"name": "dup", "kind": "configmaps"})
+    assert_status(api.get("/api/v1/namespaces/default/configmaps/nope", **ADMIN), 404,
+                  "NotFound", 'configmaps "nope" not found', {"name": "nope", "kind": "configmaps"})
+    assert_status(api.request("POST", "/api/v1/namespaces/does-not-exist/configmaps",
+                              json=body, **ADMIN), 404, "NotFound",
+                  'namespaces "does-not-exist" not found',
+                  {"name": "does-not-exist", "kind": "namespaces"})
+    bad = dict(body, metadata={"name": "Bad_Name"})
+    invalid = assert_status(api.request("POST", "/api/v1/namespaces/default/configmaps",
+                                        json=bad, **ADMIN), 422, "Invalid")
+    assert invalid["details"]["causes"][0]["field"] == "metadata.name"
+    assert_status(api.request("DELETE", "/api/v1/namespaces/default", **ADMIN), 403,
+                  "Forbidden", 'namespaces "default" is forbidden: this namespace may not be '
+                               "deleted")
+
+
+def test_pagination_is_consistent(api):
+    api.request("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": "pages"}}, **ADMIN)
+    for i in range(5):
+        api.request("POST", "/api/v1/namespaces/pages/configmaps", json={
+            "metadata": {"name": f"cm{i}"}, "data": {}}, **ADMIN)
+    first = api.get("/api/v1/namespaces/pages/configmaps?limit=2", **ADMIN).json()
+    assert [i["metadata"]["name"] for i in first["items"]] == ["cm0", "cm1"]
+    assert first["metadata"]["remainingItemCount"] == 3
+    # A write between pages does not show up in the snapshot.
+    api.request("POST", "/api/v1/namespaces/pages/configmaps", json={
+        "metadata": {"name": "cm10"}, "data": {}}, **ADMIN)
+    second = api.get("/api/v1/namespaces/pages/configmaps?limit=10&continue="
+                     + first["metadata"]["continue"], **ADMIN).json()
+    assert [i["metadata"]["name"] for i in second["items"]] == ["cm2", "cm3", "cm4"]
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert "continue" not in second["metadata"]
+
+
+def test_namespace_delete_is_terminating_and_blocks_new_content(api):
+    api.request("POST", "/api/v1/namespaces", json={"metadata": {"name": "doomed"}}, **ADMIN)
+    deleted = api.request("DELETE", "/api/v1/namespaces/doomed", **ADMIN).json()
+    assert deleted["kind"] == "Namespace" and deleted["status"]["phase"] == "Terminating"
+    assert deleted["metadata"]["deletionTimestamp"]
+    refused = api.request("POST", "/api/v1/namespaces/doomed/configmaps",
+                          json={"metadata": {"name": "late"}}, **ADMIN)
+    assert_status(refused, 403, "Forbidden",
+                  'configmaps "late" is forbidden: unable to create new content in namespace '
+                  "doomed because it is being terminated")
+
+
+def test_unconditional_update_and_immutable_configmap(api):
+    path = "/api/v1/namespaces/default/configmaps/frozen"
+    body = {"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": True}
+    api.request("POST", "/api/v1/namespaces/default/configmaps", json=body, **ADMIN)
+    # No resourceVersion: applies to what is stored, so validation sees the change itself.
+    changed = api.request("PUT", path, json={"metadata": {"name": "frozen"}, "data": {"a": "2"},
+                                             "immutable": True}, **ADMIN)
+    body = assert_status(changed, 422, "Invalid")
+    assert body["details"]["causes"] == [{"reason": "FieldValueForbidden",
+                                          "message": "Forbidden: field is immutable when "
+                                                     "`immutable` is set", "field": "data"}]
+    same = api.request("PUT", path, json={"metadata": {"name": "frozen"}, "data": {"a": "1"},
+                                          "immutable": True, "kind": "ConfigMap",
+                                          "apiVersion": "v1"}, **ADMIN)
+    assert same.status_code == 200, same.text
+    assert api.get(path, **ADMIN).json()["data"] == {"a": "1"}
