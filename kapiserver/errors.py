@@ -213,6 +213,13 @@ class InternalError(StatusError):
         return cls(f"Internal error occurred: {err}", {"causes": [{"message": err}]})
 
 
+class Timeout(StatusError):
+    """504: the request could not be completed in time (``apierrors.NewTimeoutError``)."""
+
+    code = 504
+    reason = "Timeout"
+
+
 class ServiceUnavailable(StatusError):
     """503: the server cannot serve the request now."""
 

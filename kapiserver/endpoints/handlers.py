@@ -157,6 +157,8 @@ class RESTHandler:
             return self.respond(ctx, self.store.get(namespace, info.name))
         if verb == "list":
             return self.respond(ctx, self.list(ctx, namespace))
+        if verb == "watch":
+            return self.watch(ctx, namespace)
         if verb == "create":
             if info.name:
                 raise errors.MethodNotAllowed()
@@ -175,10 +177,10 @@ class RESTHandler:
             return self.delete(ctx, namespace)
         raise errors.MethodNotAllowed()
 
-    def list(self, ctx, namespace: str) -> dict:
+    def selectors(self, args):
+        """The request's label and field selectors, parsed and checked (400 when invalid)."""
         from ..apimachinery import fields, labels
 
-        args = ctx.request.args
         label_selector = field_selector = None
         try:
             if args.get("labelSelector"):
@@ -190,6 +192,11 @@ class RESTHandler:
                 fields.check_supported(field_selector, supported, self.spec.kind)
         except (labels.SelectorError, fields.SelectorError) as err:
             raise errors.BadRequest(str(err)) from None
+        return label_selector, field_selector
+
+    def list(self, ctx, namespace: str) -> dict:
+        args = ctx.request.args
+        label_selector, field_selector = self.selectors(args)
         limit = args.get("limit", "0")
         try:
             limit = max(int(limit), 0)
@@ -197,6 +204,13 @@ class RESTHandler:
             raise errors.BadRequest(f"invalid limit: {limit}") from None
         return self.store.list(namespace, label_selector, field_selector, limit,
                                args.get("continue", ""), args.get("resourceVersion", ""))
+
+    def watch(self, ctx, namespace: str) -> Response:
+        from .watch import WatchStream
+
+        label_selector, field_selector = self.selectors(ctx.request.args)
+        stream = WatchStream(self, ctx, namespace, label_selector, field_selector)
+        return Response(stream.lines(), 200, content_type=JSON)
 
     def delete(self, ctx, namespace: str):
         body = {}

@@ -7,7 +7,7 @@ import os
 from marshmallow import fields, validate
 from OpenSSL import SSL
 
-from .types import CommaList, Path, ip_address, pem_certificates, pem_private_key
+from .types import CommaList, Duration, Path, ip_address, pem_certificates, pem_private_key
 
 #: The delegation chain, outermost first, as upstream builds it
 #: (``cmd/kube-apiserver/app/server.go``: aggregator → kube → apiextensions → 404).
@@ -62,6 +62,9 @@ def add_core_options(options) -> None:
     add("shutdown-grace-period", fields.Float(load_default=30.0,
                                               validate=validate.Range(0, 3600)),
         "seconds in-flight requests get to finish after SIGTERM")
+    add("etcd-compaction-interval", Duration(load_default=300.0),
+        "how often the server compacts its storage, keeping one interval of history "
+        "(Go duration, e.g. 5m, 30s; 0 disables)")
     add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
         "logging level")
 

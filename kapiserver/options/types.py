@@ -37,6 +37,28 @@ class Path(fields.String):
         return os.path.abspath(os.path.expanduser(value)) if value else ""
 
 
+class Duration(fields.Field):
+    """A Go duration (``5m``, ``1h30m``, ``250ms``, ``0``) or a number of seconds."""
+
+    _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, "us": 1e-6, "µs": 1e-6,
+              "ns": 1e-9}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0:
+                raise ValidationError("must not be negative")
+            return float(value)
+        import re
+
+        text = str(value).strip()
+        if text == "0":
+            return 0.0
+        parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)", text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise ValidationError(f"invalid duration {text!r} (examples: 5m, 30s, 1h30m)")
+        return sum(float(n) * self._UNITS[u] for n, u in parts)
+
+
 def readable_file(path: str) -> None:
     """Fail unless ``path`` is empty or names a readable regular file."""
     if not path:

@@ -108,10 +108,12 @@ OBJECT_MODIFIED = ("the object has been modified; please apply your changes to t
 class RegistryStore:
     """The generic registry for one resource: ``spec``, ``strategy`` and a storage ``Store``."""
 
-    def __init__(self, spec, strategy, storage):
+    def __init__(self, spec, strategy, storage, on_write=None):
         self.spec = spec
         self.strategy = strategy
         self.storage = storage
+        # Called after every write, so this worker's watch cache reads the log at once.
+        self.on_write = on_write or (lambda: None)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -173,6 +175,7 @@ class RegistryStore:
                     continue
                 raise self._already_exists(name) from None
             meta["resourceVersion"] = str(revision)
+            self.on_write()
             return obj
         raise AssertionError("unreachable")
 
@@ -213,7 +216,7 @@ class RegistryStore:
                 for index, kv in enumerate(page.items):
                     obj = decode(kv.value, kv.mod_revision)
                     last_key = kv.key
-                    if self._matches(obj, label_selector, field_selector):
+                    if self.matches(obj, label_selector, field_selector):
                         items.append(obj)
                         if limit and len(items) == limit:
                             rest = page.items[index + 1:]
@@ -248,7 +251,8 @@ class RegistryStore:
         return {"kind": self.spec.list_kind, "apiVersion": self.spec.api_version,
                 "metadata": metadata, "items": items}
 
-    def _matches(self, obj, label_selector, field_selector) -> bool:
+    def matches(self, obj, label_selector, field_selector) -> bool:
+        """True when ``obj`` passes both selectors (either may be None)."""
         if label_selector is not None and not label_selector.matches(
                 (obj.get("metadata") or {}).get("labels") or {}):
             return False
@@ -349,6 +353,7 @@ class RegistryStore:
             except KeyNotFound:
                 raise self._not_found(name) from None
             meta["resourceVersion"] = str(deleted_at)
+            self.on_write()
             return new
         if dry_run:
             return new
@@ -361,6 +366,7 @@ class RegistryStore:
         except KeyNotFound:
             raise self._not_found(name) from None
         meta["resourceVersion"] = str(written)
+        self.on_write()
         return new
 
     def guaranteed_update(self, namespace: str, name: str, mutate, dry_run: bool = False,
@@ -411,6 +417,7 @@ class RegistryStore:
                         except Conflict:
                             continue
                         meta["resourceVersion"] = str(written)
+                        self.on_write()
                 return obj, False
             if dry_run:
                 return obj, True
@@ -420,5 +427,6 @@ class RegistryStore:
                 continue
             except KeyNotFound:
                 raise self._not_found(name) from None
+            self.on_write()
             return obj, True
         raise _conflict(self.spec, name, OBJECT_MODIFIED)

@@ -23,6 +23,8 @@ from flask import Response
 from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
 from ..registry.store import RegistryStore
+from ..storage.compactor import Compactor
+from ..storage.watchcache import WatchCache
 from .apigroups import ResourceRoutes
 from .blocking import offload
 from .delegation import DelegationChain
@@ -87,6 +89,7 @@ class APIServer:
         self.audit_backends = [backends[name](self) for name in sorted(backends)]
 
         self.storage = open_storage(config)
+        self.watch_cache = WatchCache(self.storage)
         #: (group, resource) -> RegistryStore, filled as API groups are installed.
         self.registries = {}
         # pluggy's call order is registration order: sort, the core group first.
@@ -113,7 +116,7 @@ class APIServer:
 
     def rest_handler(self, spec, strategy):
         """A ``ResourceHandler`` serving ``spec`` from this server's storage."""
-        registry = RegistryStore(spec, strategy, self.storage)
+        registry = RegistryStore(spec, strategy, self.storage, self.watch_cache.notify)
         self.registries[(spec.group, spec.resource)] = registry
         return RESTHandler(registry, self)
 
@@ -130,7 +133,8 @@ class APIServer:
         self.health_checks.append(healthz.HealthCheck(name, fn))
 
     def start(self) -> None:
-        """Start the post-start hooks, each in its own background thread."""
+        """Start the compactor and the post-start hooks, each in a background thread."""
+        Compactor(self.storage, self.config.etcd_compaction_interval, self.stopping).start()
         for hook in self.post_start_hooks:
             threading.Thread(target=hook.run, args=(self,), name=f"poststarthook/{hook.name}",
                              daemon=True).start()
@@ -147,6 +151,7 @@ class APIServer:
             delegate.close()
         for backend in self.audit_backends:
             backend.shutdown()
+        self.watch_cache.close()
         self.storage.close()
 
     @property

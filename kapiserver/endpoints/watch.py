@@ -1,0 +1,182 @@
+"""WatchStream: one watch request, served from the worker's watch cache (``handlers/watch.go``).
+
+A chunked stream of ``{"type","object"}`` JSON lines: ADDED/MODIFIED/DELETED, BOOKMARK
+when asked for, and a single ERROR event (with a ``Status``) when the watch cannot start
+or must end. ``resourceVersion`` unset or ``0`` starts with the current state as ADDED
+events; ``sendInitialEvents=true`` ends that state with the ``k8s.io/initial-events-end``
+bookmark. Selectors apply to both sides of a change: an object leaving the selection
+arrives as DELETED, one entering it as ADDED.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from .. import errors
+from ..registry.store import decode
+from ..serialization import dumps_json
+from ..storage import ADDED, DELETED
+from ..storage.watchcache import TooOldResourceVersion
+
+#: Upstream picks a timeout in [min-request-timeout, 2*min-request-timeout) (1800 s).
+MIN_REQUEST_TIMEOUT = 1800
+#: How often an idle watch that allows bookmarks receives one.
+BOOKMARK_INTERVAL = 5.0
+#: How long a watch from a future resourceVersion waits for the cache (upstream: 3 s).
+FUTURE_RV_WAIT = 3.0
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+class WatchStream:
+    """The lines of one watch response (see the module docstring)."""
+
+    def __init__(self, handler, ctx, namespace, label_selector, field_selector):
+        self.handler = handler
+        self.spec = handler.spec
+        self.store = handler.store
+        self.cache = handler.server.watch_cache
+        self.stopping = handler.server.stopping
+        self.namespace = namespace
+        self.name = ctx.info.name
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        args = ctx.request.args
+        self.table = "as=Table" in ctx.accept and "g=meta.k8s.io" in ctx.accept
+        self.include = args.get("includeObject", "Metadata")
+        self.bookmarks = args.get("allowWatchBookmarks") in ("true", "1")
+        self.send_initial = args.get("sendInitialEvents") in ("true", "1")
+        self.resource_version = args.get("resourceVersion", "")
+        timeout = args.get("timeoutSeconds")
+        try:
+            self.timeout = (float(timeout) if timeout else
+                            MIN_REQUEST_TIMEOUT * (1 + random.random()))
+        except ValueError:
+            raise errors.BadRequest(f"invalid timeoutSeconds: {timeout}") from None
+        if self.send_initial and args.get("resourceVersionMatch") != "NotOlderThan":
+            raise errors.Invalid(
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                {"kind": "ListOptions", "group": "meta.k8s.io",
+                 "causes": [{"reason": "FieldValueForbidden",
+                             "message": "Forbidden: sendInitialEvents requires setting "
+                                        "resourceVersionMatch to NotOlderThan",
+                             "field": "resourceVersionMatch"}]})
+        self.first_table = True
+        self.start_revision = 0
+        if self.resource_version not in ("", "0"):
+            try:
+                self.start_revision = int(self.resource_version)
+            except ValueError:
+                raise errors.BadRequest(f"invalid resource version: "
+                                        f"{self.resource_version}") from None
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _matches(self, obj: dict) -> bool:
+        if self.name and (obj.get("metadata") or {}).get("name") != self.name:
+            return False
+        return self.store.matches(obj, self.label_selector, self.field_selector)
+
+    def _line(self, kind: str, obj: dict) -> bytes:
+        if self.table and kind != "ERROR" and kind != "BOOKMARK":
+            table = self.handler.table(obj, self.include)
+            if not self.first_table:
+                table["columnDefinitions"] = None
+            self.first_table = False
+            obj = table
+        else:
+            obj.setdefault("kind", self.spec.kind)
+            obj.setdefault("apiVersion", self.spec.api_version)
+        return dumps_json({"type": kind, "object": obj})
+
+    def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
+        metadata = {"resourceVersion": str(revision), "creationTimestamp": None}
+        if initial_end:
+            metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
+        return dumps_json({"type": "BOOKMARK", "object": {
+            "kind": self.spec.kind, "apiVersion": self.spec.api_version, "metadata": metadata}})
+
+    def _error(self, error: errors.StatusError) -> bytes:
+        return dumps_json({"type": "ERROR", "object": error.to_status()})
+
+    def _transform(self, event):
+        """The (type, object) a watcher sees for a store event, or None when filtered out."""
+        new = decode(event.value, event.revision) if event.value is not None else None
+        old = decode(event.prev_value, event.revision) if event.prev_value is not None else None
+        new_match = new is not None and self._matches(new)
+        old_match = old is not None and self._matches(old)
+        if event.type == DELETED:
+            return ("DELETED", old) if old_match else None
+        if event.type == ADDED or old is None:
+            return ("ADDED", new) if new_match else None
+        if new_match and old_match:
+            return "MODIFIED", new
+        if new_match:
+            return "ADDED", new
+        if old_match:
+            return "DELETED", new
+        return None
+
+    # -- the stream ----------------------------------------------------------------------------
+
+    def _start(self):
+        """Return (watcher, initial objects, start revision), or raise a StatusError."""
+        prefix = self.spec.key_prefix(self.namespace)
+        if self.resource_version in ("", "0") or self.send_initial:
+            # The initial state is the most recent one (a consistent read): wait until the
+            # cache has seen the store's latest write, which may come from another worker.
+            start = self.store.storage.current_revision()
+            if not self.cache.wait_for(start, FUTURE_RV_WAIT):
+                raise errors.Timeout("Timeout: the watch cache did not catch up with "
+                                     f"revision {start}")
+            watcher = self.cache.watch(prefix, start)
+            page = self.store.storage.list(prefix, revision=start)
+            initial = [obj for obj in (decode(kv.value, kv.mod_revision) for kv in page.items)
+                       if self._matches(obj)]
+            return watcher, initial, start
+        start = self.start_revision
+        if start > self.cache.revision and not self.cache.wait_for(start, FUTURE_RV_WAIT):
+            raise errors.Timeout(
+                f"Timeout: Too large resource version: {start}, current: {self.cache.revision}",
+                {"causes": [{"reason": "ResourceVersionTooLarge",
+                             "message": "Too large resource version"}],
+                 "retryAfterSeconds": 1})
+        try:
+            return self.cache.watch(prefix, start), [], start
+        except TooOldResourceVersion as err:
+            raise errors.Gone(str(err)) from None
+
+    def lines(self):
+        deadline = time.monotonic() + self.timeout
+        # An empty first chunk makes the server send the headers now, as upstream flushes
+        # them: clients wait for headers before they treat the watch as established.
+        yield b""
+        try:
+            watcher, initial, start = self._start()
+        except errors.StatusError as err:
+            yield self._error(err)
+            return
+        try:
+            for obj in initial:
+                yield self._line("ADDED", obj)
+            if self.send_initial:
+                yield self._bookmark(start, initial_end=True)
+            last_sent = time.monotonic()
+            while not self.stopping.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                events = watcher.get(min(remaining, BOOKMARK_INTERVAL, 1.0))
+                for event in events:
+                    change = self._transform(event)
+                    if change is not None:
+                        yield self._line(*change)
+                        last_sent = time.monotonic()
+                if watcher.closed:
+                    return
+                if self.bookmarks and time.monotonic() - last_sent >= BOOKMARK_INTERVAL:
+                    yield self._bookmark(self.cache.revision)
+                    last_sent = time.monotonic()
+        finally:
+            watcher.close()

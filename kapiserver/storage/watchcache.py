@@ -1,0 +1,196 @@
+"""WatchCache: one event feed per worker, fanned out to every watcher in memory.
+
+A single background loop reads the store's event log (``Store.events``) — woken at once
+by writes made in this worker, and every ``interval`` seconds for writes made by other
+workers or hosts — keeps the recent events in a ring buffer, and hands each event to the
+watchers whose key prefix it matches. Watchers never touch the database; a watcher that
+falls ``max_pending`` events behind is closed (as upstream closes a blocked watcher), so a
+slow client never stalls the others. Plain Python: ``threading`` primitives, which the
+gevent worker turns into greenlet ones.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+
+from .interface import Compacted
+
+log = logging.getLogger(__name__)
+
+
+class TooOldResourceVersion(Exception):
+    """The watch asks for events that are no longer available (a 410 for the client)."""
+
+    def __init__(self, requested: int, oldest: int):
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class Watcher:
+    """One watch: the events after its start revision under ``prefix``, in order.
+
+    ``get(timeout)`` returns the pending events (possibly none after ``timeout``);
+    ``closed`` is set when the cache ended it (overflow, resync, shutdown) and
+    ``close_reason`` says why.
+    """
+
+    def __init__(self, cache: "WatchCache", prefix: str, max_pending: int):
+        self.cache = cache
+        self.prefix = prefix
+        self.max_pending = max_pending
+        self.pending: collections.deque = collections.deque()
+        self.ready = threading.Event()
+        self.closed = False
+        self.close_reason = ""
+
+    def push(self, event) -> None:
+        if self.closed:
+            return
+        if len(self.pending) >= self.max_pending:
+            self.close("watcher fell too far behind")
+            return
+        self.pending.append(event)
+        self.ready.set()
+
+    def get(self, timeout: float) -> list:
+        if not self.pending and not self.closed:
+            self.ready.wait(timeout)
+        self.ready.clear()
+        events = list(self.pending)
+        self.pending.clear()
+        return events
+
+    def close(self, reason: str = "") -> None:
+        if not self.closed:
+            self.closed = True
+            self.close_reason = reason
+            self.ready.set()
+            self.cache.remove(self)
+
+
+class WatchCache:
+    """The worker's window on the store's event log (see the module docstring)."""
+
+    def __init__(self, store, interval: float = 0.02, capacity: int = 10_000,
+                 max_pending: int = 10_000):
+        self.store = store
+        self.interval = interval
+        self.max_pending = max_pending
+        self.buffer: collections.deque = collections.deque(maxlen=capacity)
+        self.revision = store.current_revision()
+        self.watchers: set[Watcher] = set()
+        # Reentrant: a watcher closed while events are dispatched removes itself.
+        self.lock = threading.RLock()
+        self.wake = threading.Event()
+        self.progress = threading.Condition(self.lock)
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, name="watch-cache", daemon=True)
+        self.thread.start()
+
+    # -- the feed ------------------------------------------------------------------------------
+
+    def notify(self) -> None:
+        """A write happened in this process: read the log now rather than at the next tick."""
+        self.wake.set()
+
+    def _run(self) -> None:
+        while not self.stopped:
+            self.wake.wait(self.interval)
+            self.wake.clear()
+            try:
+                while not self.stopped and self._poll():
+                    pass
+            except Exception:  # the feed must survive a transient storage failure
+                log.exception("watch cache feed failed; retrying")
+
+    def _poll(self) -> bool:
+        """Read one batch of events; True when there may be more right away."""
+        try:
+            events = self.store.events(self.revision, 1000)
+        except Compacted:
+            self._resync()
+            return False
+        if not events:
+            return False
+        with self.lock:
+            for event in events:
+                self.buffer.append(event)
+                for watcher in list(self.watchers):
+                    if event.key.startswith(watcher.prefix):
+                        watcher.push(event)
+                self.revision = event.revision
+            self.progress.notify_all()
+        return len(events) == 1000
+
+    def _resync(self) -> None:
+        """The log was compacted past us: every watcher must start over (410 on resume)."""
+        with self.lock:
+            self.revision = self.store.current_revision()
+            self.buffer.clear()
+            for watcher in list(self.watchers):
+                watcher.close("the watch cache was compacted past its position")
+            self.progress.notify_all()
+
+    # -- watching ------------------------------------------------------------------------------
+
+    def wait_for(self, revision: int, timeout: float) -> bool:
+        """Wait until the cache has seen ``revision``; False on timeout."""
+        self.notify()
+        with self.lock:
+            return self.progress.wait_for(lambda: self.revision >= revision, timeout)
+
+    def watch(self, prefix: str, after_revision: int) -> Watcher:
+        """Start a watcher receiving every event under ``prefix`` after ``after_revision``.
+
+        Events older than the ring buffer are read from the store; raise
+        ``TooOldResourceVersion`` when the store has compacted them away.
+        """
+        # History the store compacted away is gone for watchers too, even if buffered
+        # here: every worker must answer the same resourceVersion the same way.
+        compacted = self.store.compacted_revision()
+        if after_revision < compacted - 1:
+            raise TooOldResourceVersion(after_revision, compacted)
+        with self.lock:
+            oldest_buffered = self.buffer[0].revision - 1 if self.buffer else self.revision
+            if after_revision >= oldest_buffered:
+                replay = [e for e in self.buffer if e.revision > after_revision]
+            else:
+                replay = self._history(after_revision)
+            watcher = Watcher(self, prefix, self.max_pending)
+            for event in replay:
+                if event.key.startswith(prefix):
+                    watcher.push(event)
+            self.watchers.add(watcher)
+            return watcher
+
+    def _history(self, after_revision: int) -> list:
+        """Events from the store between ``after_revision`` and the cache's position."""
+        events, cursor = [], after_revision
+        try:
+            while cursor < self.revision:
+                batch = self.store.events(cursor, 1000)
+                if not batch:
+                    break
+                batch = [e for e in batch if e.revision <= self.revision]
+                events.extend(batch)
+                if not batch:
+                    break
+                cursor = batch[-1].revision
+        except Compacted as err:
+            raise TooOldResourceVersion(after_revision, err.compacted) from None
+        return events
+
+    def remove(self, watcher: Watcher) -> None:
+        with self.lock:
+            self.watchers.discard(watcher)
+
+    def close(self) -> None:
+        self.stopped = True
+        self.wake.set()
+        with self.lock:
+            watchers = list(self.watchers)
+        for watcher in watchers:
+            watcher.close("the server is shutting down")
