@@ -123,3 +123,17 @@ def kapiserver_audit_backends(config):
     Order: every backend receives every event; they are called in name order. Called once
     at start-up.
     """
+
+
+@hookspec
+def kapiserver_controllers(config):
+    """Return the controllers this plugin runs, as ``{name: factory}``.
+
+    :param config: the validated ``kapiserver.options.Config``.
+    :return: a dict mapping a controller name (``"namespace"``, …) to ``factory(server) ->
+        kapiserver.controllers.Controller``; ``{}`` when this plugin runs none.
+
+    Order: controllers run concurrently, each in its own loop; none may rely on another
+    running first. Only the worker holding the controllers' Lease runs them. Called once at
+    start-up; factories run once per worker.
+    """

@@ -14,7 +14,7 @@ def test_there_are_hooks():
     assert {name for name, _ in SPECS} >= {
         "kapiserver_authenticators", "kapiserver_authorizers", "kapiserver_admission_plugins",
         "kapiserver_api_groups", "kapiserver_delegates", "kapiserver_add_options",
-        "kapiserver_audit_backends"}
+        "kapiserver_audit_backends", "kapiserver_controllers"}
 
 
 def test_every_hook_spec_documents_parameters_return_order_and_timing():
@@ -43,6 +43,7 @@ def test_every_hook_is_implemented_by_a_test_plugin_and_used_in_a_test():
         "kapiserver_api_groups": "probe.kapiserver.test",
         "kapiserver_delegates": "probe-first",
         "kapiserver_audit_backends": "audit_file",
+        "kapiserver_controllers": "probe-controller-file",
     }
     for name, _ in SPECS:
         assert name in evidence, f"no test evidence declared for {name}"

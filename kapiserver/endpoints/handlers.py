@@ -56,10 +56,10 @@ def _dry_run(args) -> bool:
 class RESTHandler:
     """The ``ResourceHandler`` of one resource backed by a ``RegistryStore``."""
 
-    def __init__(self, store, server):
+    def __init__(self, store, server, verbs=None):
         self.store = store
         self.spec = store.spec
-        self.verbs = store.spec.verbs
+        self.verbs = tuple(verbs or store.spec.verbs)
         self.server = server
 
     # -- encoding --------------------------------------------------------------------------
@@ -150,7 +150,7 @@ class RESTHandler:
     def serve(self, ctx):
         info = ctx.info
         verb, args = info.verb, ctx.request.args
-        if verb not in self.spec.verbs and not info.subresource:
+        if verb not in self.verbs:
             raise errors.MethodNotAllowed()
         namespace = info.namespace if self.spec.namespaced else ""
         if verb == "get":

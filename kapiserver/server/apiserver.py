@@ -23,6 +23,7 @@ from flask import Response
 from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
 from ..registry.store import RegistryStore
+from ..controllers.manager import ControllerManager
 from ..storage.compactor import Compactor
 from ..storage.watchcache import WatchCache
 from .apigroups import ResourceRoutes
@@ -112,13 +113,23 @@ class APIServer:
         self.delegation = DelegationChain(delegates)
         self.discovery = Discovery(sorted(all_groups, key=lambda g: g.name != ""),
                                    f"{config.bind_address}:{config.secure_port}")
+        controllers = pm.collect("kapiserver_controllers", config=config)
+        self.controllers = ControllerManager(
+            self.storage, "/registry/coordination.k8s.io/leases/kube-system/"
+                          "kapiserver-controllers",
+            [controllers[name](self) for name in sorted(controllers)], self.stopping)
         self.handler = filters.build(self, self._serve_generic)
 
-    def rest_handler(self, spec, strategy):
-        """A ``ResourceHandler`` serving ``spec`` from this server's storage."""
+    def rest_handler(self, spec, strategy, subresource: str = "", verbs=None):
+        """A ``ResourceHandler`` serving ``spec`` (or its ``subresource``) from storage.
+
+        A subresource handler shares the resource's storage keys; its strategy decides
+        which part of the object it writes. ``verbs`` default to the spec's own.
+        """
         registry = RegistryStore(spec, strategy, self.storage, self.watch_cache.notify)
-        self.registries[(spec.group, spec.resource)] = registry
-        return RESTHandler(registry, self)
+        if not subresource:
+            self.registries[(spec.group, spec.resource)] = registry
+        return RESTHandler(registry, self, verbs)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -135,6 +146,7 @@ class APIServer:
     def start(self) -> None:
         """Start the compactor and the post-start hooks, each in a background thread."""
         Compactor(self.storage, self.config.etcd_compaction_interval, self.stopping).start()
+        self.controllers.start()
         for hook in self.post_start_hooks:
             threading.Thread(target=hook.run, args=(self,), name=f"poststarthook/{hook.name}",
                              daemon=True).start()

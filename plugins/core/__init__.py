@@ -9,7 +9,9 @@ from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
-from .namespaces import NAMESPACES, NamespaceStrategy
+from .namespace_controller import NamespaceController
+from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
+                         NamespaceStrategy)
 
 
 class CoreV1(APIGroupInstaller):
@@ -24,6 +26,11 @@ class CoreV1(APIGroupInstaller):
         return APIGroupInfo("", {"v1": {
             "configmaps": server.rest_handler(CONFIGMAPS, ConfigMapStrategy(CONFIGMAPS)),
             "namespaces": server.rest_handler(NAMESPACES, NamespaceStrategy(NAMESPACES)),
+            "namespaces/status": server.rest_handler(
+                NAMESPACES, NamespaceStatusStrategy(NAMESPACES), "status",
+                ("get", "patch", "update")),
+            "namespaces/finalize": server.rest_handler(
+                NAMESPACES, NamespaceFinalizeStrategy(NAMESPACES), "finalize", ("update",)),
         }})
 
 
@@ -35,3 +42,13 @@ def kapiserver_api_groups(config):
 @hookimpl
 def kapiserver_admission_plugins(config):
     return {"NamespaceLifecycle": NamespaceLifecycle}
+
+
+@hookimpl
+def kapiserver_controllers(config):
+    def namespace_controller(server):
+        finalize = server.rest_handler(NAMESPACES, NamespaceFinalizeStrategy(NAMESPACES),
+                                       "finalize").store
+        return NamespaceController(server, finalize)
+
+    return {"namespace": namespace_controller}

@@ -65,3 +65,26 @@ class NamespaceStrategy(Strategy):
         meta = obj.get("metadata") or {}
         return [meta.get("name", ""), (obj.get("status") or {}).get("phase", ""),
                 age(meta.get("creationTimestamp"))]
+
+
+class NamespaceStatusStrategy(NamespaceStrategy):
+    """``namespaces/status``: writes the status only."""
+
+    def prepare_for_update(self, new, old):
+        status = new.get("status")
+        new.clear()
+        new.update({k: v for k, v in old.items() if k != "status"})
+        if status is not None:
+            new["status"] = status
+
+
+class NamespaceFinalizeStrategy(NamespaceStrategy):
+    """``namespaces/finalize``: writes ``spec.finalizers`` only."""
+
+    def prepare_for_update(self, new, old):
+        finalizers = (new.get("spec") or {}).get("finalizers") or []
+        new.clear()
+        new.update(old)
+        new["spec"] = dict(old.get("spec") or {}, finalizers=finalizers)
+        if not finalizers:
+            new["spec"].pop("finalizers")

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 
@@ -22,6 +23,7 @@ from kapiserver.admission import AdmissionPlugin
 from kapiserver.audit import AuditBackend
 from kapiserver.authentication import Authenticator, UserInfo
 from kapiserver.authorization import Authorizer, Decision
+from kapiserver.controllers import Controller
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, ResourceHandler
 from kapiserver.server.delegation import Delegate
@@ -35,6 +37,8 @@ def kapiserver_add_options(options):
                 "seconds the probe post-start hook takes")
     options.add("probe-audit-file", fields.String(load_default=""),
                 "file the probe audit backend appends events to")
+    options.add("probe-controller-file", fields.String(load_default=""),
+                "file the probe controller appends its process id to at every sync")
 
 
 class HeaderAuthenticator(Authenticator):
@@ -186,3 +190,24 @@ class FirstDelegate(Delegate):
 @hookimpl
 def kapiserver_delegates(config):
     return {"probe-first": FirstDelegate}
+
+
+class PidController(Controller):
+    """Appends the pid of the worker running it: shows that exactly one worker leads."""
+
+    name = "probe-pid"
+    interval = 0.1
+
+    def __init__(self, path):
+        self.path = path
+
+    def sync(self):
+        with open(self.path, "a") as f:
+            f.write(f"{os.getpid()}\n")
+
+
+@hookimpl
+def kapiserver_controllers(config):
+    if not config.probe_controller_file:
+        return {}
+    return {"probe-pid": lambda server: PidController(server.config.probe_controller_file)}

@@ -1,0 +1,67 @@
+"""ControllerManager: elect a leader among workers and hosts, run controllers on the leader."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+
+from .leaderelection import LeaderElector
+
+log = logging.getLogger(__name__)
+
+LEASE_NAMESPACE = "kube-system"
+LEASE_NAME = "kapiserver-controllers"
+
+
+class ControllerManager:
+    """Run ``controllers`` in this worker only while it holds the controllers' Lease."""
+
+    def __init__(self, storage, lease_key: str, controllers: list, stopping: threading.Event,
+                 lease_duration: float = 15.0, retry_period: float = 2.0):
+        identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+        self.elector = LeaderElector(storage, lease_key, LEASE_NAMESPACE, LEASE_NAME, identity,
+                                     lease_duration, retry_period)
+        self.controllers = list(controllers)
+        self.stopping = stopping
+        self.wakeups = {c.name: threading.Event() for c in self.controllers}
+
+    def start(self) -> None:
+        if not self.controllers:
+            return
+        threading.Thread(target=self._elect, name="leader-election", daemon=True).start()
+        for controller in self.controllers:
+            threading.Thread(target=self._run, args=(controller,),
+                             name=f"controller/{controller.name}", daemon=True).start()
+
+    def wake(self, name: str | None = None) -> None:
+        """Ask a controller (or all) to sync now rather than at its next interval."""
+        for key, event in self.wakeups.items():
+            if name is None or key == name:
+                event.set()
+
+    def _elect(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                was_leading = self.elector.leading
+                if self.elector.try_acquire_or_renew() and not was_leading:
+                    self.wake()
+            except Exception:
+                log.exception("leader election round failed")
+                self.elector.leading = False
+            self.stopping.wait(self.elector.retry_period)
+        self.elector.release()
+
+    def _run(self, controller) -> None:
+        wakeup = self.wakeups[controller.name]
+        while not self.stopping.is_set():
+            wakeup.wait(controller.interval)
+            wakeup.clear()
+            if not self.elector.leading or self.stopping.is_set():
+                continue
+            try:
+                controller.sync()
+            except Exception:
+                log.exception("controller %s failed; retrying", controller.name)
