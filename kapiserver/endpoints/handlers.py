@@ -14,11 +14,13 @@ from flask import Response
 from .. import errors
 from ..admission import CREATE, DELETE, UPDATE
 from ..registry.store import Preconditions
+from ..runtime import protobuf
 from ..serialization import dumps_json, dumps_yaml
 from .responses import JSON, YAML
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 ACCEPTED_MEDIA_TYPES = "application/json, application/yaml"
+ACCEPTED_MEDIA_TYPES_PROTOBUF = ACCEPTED_MEDIA_TYPES + ", application/vnd.kubernetes.protobuf"
 
 
 class AdmissionAttributes:
@@ -111,10 +113,21 @@ class RESTHandler:
                 obj = json.loads(body)
             elif media == "application/yaml":
                 obj = yaml.safe_load(body)
+            elif media == protobuf.CONTENT_TYPE and protobuf.known(self.spec.api_version,
+                                                                   self.spec.kind):
+                # Typed clients (kubectl create configmap/namespace/secret, client-go
+                # controllers) send built-in kinds as protobuf.
+                obj = protobuf.decode(body)
             else:
+                accepted = (ACCEPTED_MEDIA_TYPES_PROTOBUF
+                            if protobuf.known(self.spec.api_version, self.spec.kind)
+                            else ACCEPTED_MEDIA_TYPES)
                 raise errors.UnsupportedMediaType(
                     "the body of the request was in an unknown format - accepted media types "
-                    f"include: {ACCEPTED_MEDIA_TYPES}")
+                    f"include: {accepted}")
+        except protobuf.ProtobufError as err:
+            raise errors.BadRequest(f"the object provided is unrecognized (must be of type "
+                                    f"{self.spec.kind}): {err}") from None
         except (ValueError, yaml.YAMLError) as err:
             raise errors.BadRequest(
                 f"the object provided is unrecognized (must be of type {self.spec.kind}): "

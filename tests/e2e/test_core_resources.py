@@ -162,3 +162,24 @@ def test_unconditional_update_and_immutable_configmap(api):
                                           "apiVersion": "v1"}, **ADMIN)
     assert same.status_code == 200, same.text
     assert api.get(path, **ADMIN).json()["data"] == {"a": "1"}
+
+
+def test_kubectl_imperative_creates_send_protobuf(api):
+    result = api.kubectl("create", "configmap", "imperative", "--from-literal=k=v", "-n",
+                         "default")
+    assert result.stdout.strip() == "configmap/imperative created", result.stderr
+    assert api.get("/api/v1/namespaces/default/configmaps/imperative",
+                   **ADMIN).json()["data"] == {"k": "v"}
+    assert api.kubectl("create", "namespace", "made-by-kubectl").stdout.strip() == \
+        "namespace/made-by-kubectl created"
+    namespace = api.get("/api/v1/namespaces/made-by-kubectl", **ADMIN).json()
+    assert namespace["status"] == {"phase": "Active"}
+
+
+def test_unsupported_media_type_matches_upstream(api):
+    response = api.request("POST", "/api/v1/namespaces/default/configmaps", data="x",
+                           headers={"Content-Type": "text/plain"}, **ADMIN)
+    assert_status(response, 415, "UnsupportedMediaType",
+                  "the body of the request was in an unknown format - accepted media types "
+                  "include: application/json, application/yaml, "
+                  "application/vnd.kubernetes.protobuf")

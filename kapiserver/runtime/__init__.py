@@ -1,0 +1,1 @@
+"""Runtime: encodings of API objects (the Kubernetes protobuf envelope)."""

@@ -1,0 +1,504 @@
+"""The Kubernetes protobuf encoding (``application/vnd.kubernetes.protobuf``).
+
+A body is the magic prefix ``k8s\\x00`` and a ``runtime.Unknown`` message whose ``raw``
+holds the object's own message; kind and apiVersion travel in the envelope. ``encode``
+writes a JSON-form dict byte for byte as kube-apiserver's gogo-generated marshallers do:
+fields by number, non-pointer fields always (``""``, ``0``, empty messages), pointer fields
+only when set, map entries sorted by key. ``decode`` gives the dict Go's JSON encoder would
+write for the decoded object: non-pointer structs always (``"spec": {}``), a zero
+``metav1.Time`` as ``null``, zero scalars only where the JSON tag lacks ``omitempty``,
+pointer fields whenever set. One exception: zero IntOrString, Quantity and Duration values
+under ``omitempty`` are left out (Go writes ``0``, ``"0"``, ``"0s"``), so defaulting sees an
+unset ``targetPort`` as unset.
+
+Messages are data (``protobuf_schemas``); ``Codec`` compiles them once.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+
+from kapiserver.runtime import protobuf_schemas as schemas
+from kapiserver.runtime.protobuf_compile import (
+    BOOL, BYTES, DURATION, EXTRA_VALUE, INT32, INT64, INT_OR_STRING, MAP, MESSAGE, MICROTIME,
+    OBJECT, QUANTITY, REPEATED, SINGLE, STRING, TIME, Field, Message, compile_messages)
+from kapiserver.runtime.protobuf_types import (
+    ZERO_TIME_SECONDS, base64_bytes, format_duration, format_time, parse_duration, parse_time)
+from kapiserver.runtime.protobuf_wire import (
+    LENGTH, VARINT, ProtobufError, as_int32, as_int64, put_length_delimited, put_varint,
+    read_varint, skip_field, span_string, spans, sub_fields)
+
+__all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_watch_event",
+           "encode", "encode_watch_event", "known"]
+
+MAGIC = b"k8s\x00"
+CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+
+_JSON_ZERO = {STRING: "", BOOL: False, INT32: 0, INT64: 0, BYTES: ""}
+_INT_RANGE = {INT32: (-(1 << 31), (1 << 31) - 1), INT64: (-(1 << 63), (1 << 63) - 1)}
+_MISSING = object()
+
+
+class Codec:
+    """Protobuf ↔ JSON-form conversion for the kinds of ``kinds`` (the built-ins by default).
+
+    ``messages``, ``kinds`` and ``meta_kinds`` have the shapes of ``protobuf_schemas``'s
+    ``MESSAGES``, ``KINDS`` and ``META_KINDS``; a plugin serving more kinds builds a codec
+    from the built-in tables merged with its own.
+    """
+
+    def __init__(self, messages=None, kinds=None, meta_kinds=None):
+        messages = schemas.MESSAGES if messages is None else messages
+        kinds = schemas.KINDS if kinds is None else kinds
+        meta_kinds = schemas.META_KINDS if meta_kinds is None else meta_kinds
+        self._messages = compile_messages(messages)
+        self._kinds = {}
+        for api_version, (package, names) in kinds.items():
+            for kind in names:
+                self._kinds[api_version, kind] = self._messages[f"{package}.{kind}"]
+        for api_version in (*kinds, schemas.META_GROUP_VERSION):
+            for kind in meta_kinds:
+                self._kinds[api_version, kind] = self._messages[f"{schemas.META_V1}.{kind}"]
+
+    def known(self, api_version: str, kind: str) -> bool:
+        """Whether ``kind`` of ``api_version`` has a protobuf schema here."""
+        return (api_version, kind) in self._kinds
+
+    def _lookup(self, api_version, kind) -> Message:
+        message = self._kinds.get((api_version, kind))
+        if message is None:
+            raise ProtobufError(f"no protobuf schema for kind {kind!r} of apiVersion "
+                                f"{api_version!r}")
+        return message
+
+    # -- the envelope ------------------------------------------------------------------------
+
+    def decode(self, data: bytes) -> dict:
+        """The JSON-form dict of a protobuf body (``k8s\\x00`` and a ``runtime.Unknown``)."""
+        if not isinstance(data, bytes):
+            if not isinstance(data, (bytearray, memoryview)):
+                raise ProtobufError(f"want bytes, got {type(data).__name__}")
+            data = bytes(data)
+        if not data.startswith(MAGIC):
+            raise ProtobufError("not a Kubernetes protobuf body: it does not start with the "
+                                "k8s\\x00 prefix")
+        unknown = spans(data, len(MAGIC), len(data), "runtime.Unknown")
+        type_meta = unknown.get(1, (0, 0))
+        type_fields = spans(data, type_meta[0], type_meta[1], "runtime.TypeMeta")
+        api_version = span_string(data, type_fields.get(1))
+        kind = span_string(data, type_fields.get(2))
+        encoding = span_string(data, unknown.get(3))
+        content_type = span_string(data, unknown.get(4))
+        if encoding:
+            raise ProtobufError(f"unsupported contentEncoding {encoding!r}")
+        if content_type not in ("", CONTENT_TYPE):
+            raise ProtobufError(f"unsupported contentType {content_type!r} in the envelope")
+        if not kind or not api_version:
+            raise ProtobufError("the envelope names no kind or apiVersion")
+        message = self._lookup(api_version, kind)
+        start, end = unknown.get(2, (0, 0))
+        obj = {"kind": kind, "apiVersion": api_version}
+        obj.update(self._decode_message(message, data, start, end))
+        return obj
+
+    def encode(self, obj: dict) -> bytes:
+        """The protobuf body of a JSON-form object, its kind and apiVersion in the envelope."""
+        if not isinstance(obj, dict):
+            raise ProtobufError(f"want an object, got {type(obj).__name__}")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        message = self._lookup(api_version, kind)
+        raw = self._encode_message(message, obj)
+        type_meta = bytearray(b"\x0a")
+        put_length_delimited(type_meta, api_version.encode())
+        type_meta += b"\x12"
+        put_length_delimited(type_meta, kind.encode())
+        out = bytearray(MAGIC)
+        out += b"\x0a"
+        put_length_delimited(out, type_meta)
+        out += b"\x12"
+        put_length_delimited(out, raw)
+        # contentEncoding and contentType: empty, and written all the same (non-pointer).
+        out += b"\x1a\x00\x22\x00"
+        return bytes(out)
+
+    # -- watch events --------------------------------------------------------------------------
+
+    def encode_watch_event(self, event_type: str, obj: dict) -> bytes:
+        """One frame of a protobuf watch stream: a 4-byte big-endian length, then the
+        ``WatchEvent`` message (no envelope), its object in its own envelope."""
+        raw = self._encode_message(self._messages["meta/v1.WatchEvent"],
+                                   {"type": event_type, "object": obj})
+        return len(raw).to_bytes(4, "big") + raw
+
+    def decode_watch_event(self, frame: bytes) -> dict:
+        """The ``{"type", "object"}`` of one frame written by ``encode_watch_event``."""
+        frame = bytes(frame)
+        if len(frame) < 4 or int.from_bytes(frame[:4], "big") != len(frame) - 4:
+            raise ProtobufError("a watch frame is a 4-byte big-endian length and that many "
+                                "bytes")
+        return self._decode_message(self._messages["meta/v1.WatchEvent"], frame, 4, len(frame))
+
+    # -- decoding ------------------------------------------------------------------------------
+
+    def _decode_message(self, message: Message, buf: bytes, pos: int, end: int) -> dict:
+        fields = message.fields
+        seen = {}
+        while pos < end:
+            key = buf[pos]  # one-byte tags and lengths are the common case: read them inline
+            if key < 0x80:
+                pos += 1
+            else:
+                key, pos = read_varint(buf, pos, end)
+            number, wire = key >> 3, key & 7
+            field = fields.get(number)
+            if field is None:
+                pos = skip_field(buf, pos, end, wire, number)
+                continue
+            try:
+                if wire == LENGTH:
+                    if pos < end and buf[pos] < 0x80:
+                        size = buf[pos]
+                        pos += 1
+                    else:
+                        size, pos = read_varint(buf, pos, end)
+                    stop = pos + size
+                    if stop > end:
+                        raise ProtobufError(f"field {number} runs past the end of its message")
+                    if field.wire == VARINT:
+                        if field.label != REPEATED:
+                            raise ProtobufError(f"field {number} has wire type 2, want 0")
+                        values = seen.setdefault(number, [])
+                        while pos < stop:  # a packed repeated scalar
+                            value, pos = read_varint(buf, pos, stop)
+                            values.append(_varint_json(field.kind, value))
+                        continue
+                    if field.label == SINGLE:
+                        if field.kind > BYTES:
+                            seen.setdefault(number, []).append((pos, stop))
+                        elif field.kind == STRING:
+                            seen[number] = buf[pos:stop].decode("utf-8", "replace")
+                        else:
+                            seen[number] = buf[pos:stop]
+                    elif field.label == REPEATED:
+                        seen.setdefault(number, []).append(
+                            self._value_json(field, buf, pos, stop))
+                    else:
+                        key, value = self._decode_entry(field, buf, pos, stop)
+                        seen.setdefault(number, {})[key] = value
+                    pos = stop
+                elif wire == VARINT and field.wire == VARINT:
+                    value, pos = read_varint(buf, pos, end)
+                    if field.label == REPEATED:
+                        seen.setdefault(number, []).append(_varint_json(field.kind, value))
+                    else:
+                        seen[number] = value
+                else:
+                    raise ProtobufError(f"field {number} has wire type {wire}, "
+                                        f"want {field.wire}")
+            except ProtobufError as err:
+                raise err.at(field.name) from None
+        return self._build(message, seen, buf)
+
+    def _build(self, message: Message, seen: dict, buf: bytes) -> dict:
+        """The JSON form, in the Go struct's field order, with Go's rules for empty fields."""
+        out = {}
+        for field in message.ordered:
+            value = seen.get(field.number, _MISSING)
+            if field.label != SINGLE:
+                if value is not _MISSING:
+                    out[field.name] = value
+                elif field.keep:  # a nil slice or map without omitempty: Go writes null
+                    out[field.name] = None
+                continue
+            kind = field.kind
+            if kind <= BYTES:
+                if value is _MISSING:
+                    if field.keep and not field.pointer:
+                        out[field.name] = _JSON_ZERO[kind]
+                    continue
+                if kind == BYTES:
+                    value = base64.b64encode(value).decode()
+                elif kind != STRING:
+                    value = _varint_json(kind, value)
+                if value or field.pointer or field.keep:
+                    out[field.name] = value
+                continue
+            if value is _MISSING:
+                if field.pointer:
+                    continue
+                data, start, stop = b"", 0, 0
+            elif len(value) == 1:
+                (start, stop), = value
+                data = buf
+            else:  # a message field repeated on the wire: its parts merge, as in Go
+                data = b"".join(buf[a:b] for a, b in value)
+                start, stop = 0, len(data)
+            try:
+                result = self._value_json(field, data, start, stop)
+            except ProtobufError as err:
+                raise err.at(field.name) from None
+            if (field.pointer or field.keep or kind in (MESSAGE, TIME, MICROTIME)
+                    or not _is_zero(kind, result)):
+                out[field.name] = result
+        return out
+
+    def _value_json(self, field: Field, buf: bytes, pos: int, end: int):
+        """The JSON form of one length-delimited value of ``field``'s kind."""
+        kind = field.kind
+        if kind == STRING:
+            return buf[pos:end].decode("utf-8", "replace")
+        if kind == MESSAGE:
+            return self._decode_message(field.message, buf, pos, end)
+        if kind == BYTES:
+            return base64.b64encode(buf[pos:end]).decode()
+        if kind in (TIME, MICROTIME):
+            if pos == end:
+                return None
+            sub = sub_fields(buf, pos, end)
+            seconds = as_int64(sub.get(1, 0))
+            nanos = as_int32(sub.get(2, 0))
+            if seconds == ZERO_TIME_SECONDS and nanos == 0:
+                return None
+            # Time keeps whole seconds (Time.Unmarshal drops nanos); MicroTime keeps µs.
+            return format_time(seconds, nanos // 1000 if kind == MICROTIME else None)
+        if kind == INT_OR_STRING:
+            sub = sub_fields(buf, pos, end, strings=(3,))
+            if sub.get(1, 0) == 1:
+                return sub.get(3, "")
+            return as_int32(sub.get(2, 0))
+        if kind == QUANTITY:
+            return sub_fields(buf, pos, end, strings=(1,)).get(1, "")
+        if kind == DURATION:
+            return format_duration(as_int64(sub_fields(buf, pos, end).get(1, 0)))
+        if kind == EXTRA_VALUE:
+            return sub_fields(buf, pos, end, strings=(1,), repeated=(1,)).get(1, [])
+        raw = sub_fields(buf, pos, end, raw=(1,)).get(1, b"")
+        if not raw:
+            return None
+        if kind == OBJECT and raw.startswith(MAGIC):
+            return self.decode(raw)
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise ProtobufError("embedded object is neither protobuf nor JSON") from None
+
+    def _decode_entry(self, field: Field, buf: bytes, pos: int, end: int):
+        # The usual map<string, string> entry, short key and value: 0a len key 12 len value.
+        if field.kind == STRING and end - pos >= 4 and buf[pos] == 0x0A:
+            key_stop = pos + 2 + buf[pos + 1]
+            if (buf[pos + 1] < 0x80 and key_stop + 2 <= end and buf[key_stop] == 0x12
+                    and buf[key_stop + 1] < 0x80 and key_stop + 2 + buf[key_stop + 1] == end):
+                return (buf[pos + 2:key_stop].decode("utf-8", "replace"),
+                        buf[key_stop + 2:end].decode("utf-8", "replace"))
+        key, value = "", _MISSING
+        while pos < end:
+            tag_value, pos = read_varint(buf, pos, end)
+            number, wire = tag_value >> 3, tag_value & 7
+            if wire == LENGTH and (number == 1 or number == 2 and field.value_wire == LENGTH):
+                size, pos = read_varint(buf, pos, end)
+                stop = pos + size
+                if stop > end:
+                    raise ProtobufError("map entry runs past its end")
+                if number == 1:
+                    key = buf[pos:stop].decode("utf-8", "replace")
+                else:
+                    value = self._value_json(field, buf, pos, stop)
+                pos = stop
+            elif number == 2 and wire == VARINT and field.value_wire == VARINT:
+                raw_value, pos = read_varint(buf, pos, end)
+                value = _varint_json(field.kind, raw_value)
+            else:
+                pos = skip_field(buf, pos, end, wire, number)
+        if value is _MISSING:
+            value = (_JSON_ZERO[field.kind] if field.kind <= BYTES else
+                     [] if field.kind == EXTRA_VALUE else
+                     self._value_json(field, b"", 0, 0))
+        return key, value
+
+    # -- encoding ------------------------------------------------------------------------------
+
+    def _encode_message(self, message: Message, obj) -> bytearray:
+        if not isinstance(obj, dict):
+            raise ProtobufError(f"want an object for {message.name}, got "
+                                f"{type(obj).__name__}")
+        out = bytearray()
+        for field in message.by_number:
+            value = obj.get(field.name)
+            try:
+                if field.label == REPEATED:
+                    if value:
+                        if not isinstance(value, list):
+                            raise ProtobufError(f"want a list, got {type(value).__name__}")
+                        for index, item in enumerate(value):
+                            out += field.tag
+                            try:
+                                self._put_value(field, item, out)
+                            except ProtobufError as err:
+                                raise err.at(f"[{index}]") from None
+                elif field.label == MAP:
+                    if value:
+                        self._put_map(field, value, out)
+                else:
+                    if value is None and field.pointer:
+                        continue
+                    out += field.tag
+                    self._put_value(field, value, out)
+            except ProtobufError as err:
+                raise err.at(field.name) from None
+            except (TypeError, ValueError, AttributeError, UnicodeError) as err:
+                raise ProtobufError(str(err), (field.name,)) from None
+        return out
+
+    def _put_map(self, field: Field, value, out: bytearray) -> None:
+        if not isinstance(value, dict):
+            raise ProtobufError(f"want an object, got {type(value).__name__}")
+        for key in sorted(value):
+            if not isinstance(key, str):
+                raise ProtobufError(f"map keys are strings, got {type(key).__name__}")
+            entry = bytearray(b"\x0a")
+            put_length_delimited(entry, key.encode())
+            entry += b"\x10" if field.value_wire == VARINT else b"\x12"
+            try:
+                self._put_value(field, value[key], entry)
+            except ProtobufError as err:
+                raise err.at(key) from None
+            out += field.tag
+            put_length_delimited(out, entry)
+
+    def _put_value(self, field: Field, value, out: bytearray) -> None:
+        """Append one value of ``field``'s kind (its tag already written); ``None`` is the
+        zero value, as an unset non-pointer Go field is."""
+        kind = field.kind
+        if kind == STRING:
+            if value is None:
+                value = ""
+            elif not isinstance(value, str):
+                raise ProtobufError(f"want a string, got {type(value).__name__}")
+            put_length_delimited(out, value.encode())
+        elif kind == MESSAGE:
+            put_length_delimited(out, self._encode_message(field.message,
+                                                           {} if value is None else value))
+        elif kind == BYTES:
+            put_length_delimited(out, base64_bytes(value))
+        elif kind < BYTES:
+            put_varint(out, _scalar_wire(kind, value))
+        else:
+            put_length_delimited(out, self._special_bytes(kind, value))
+
+    def _special_bytes(self, kind: int, value) -> bytes | bytearray:
+        body = bytearray()
+        if kind in (TIME, MICROTIME):
+            if value is None:
+                return body
+            seconds, nanos = parse_time(value)
+            if seconds == ZERO_TIME_SECONDS and nanos < 1000:
+                return body
+            body += b"\x08"
+            put_varint(body, seconds)
+            body += b"\x10"
+            put_varint(body, nanos // 1000 * 1000 if kind == MICROTIME else 0)
+        elif kind == INT_OR_STRING:
+            if isinstance(value, str):
+                body += b"\x08\x01\x10\x00\x1a"
+                put_length_delimited(body, value.encode())
+            else:
+                body += b"\x08\x00\x10"
+                put_varint(body, _scalar_wire(INT32, 0 if value is None else value))
+                body += b"\x1a\x00"
+        elif kind == QUANTITY:
+            if value is not None and not isinstance(value, str):
+                raise ProtobufError(f"want a quantity string, got {type(value).__name__}")
+            body += b"\x0a"
+            put_length_delimited(body, (value or "0").encode())
+        elif kind == DURATION:
+            body += b"\x08"
+            put_varint(body, 0 if value is None else parse_duration(value))
+        elif kind == EXTRA_VALUE:
+            if not isinstance(value, list):
+                raise ProtobufError(f"want a list of strings, got {type(value).__name__}")
+            for item in value:
+                if not isinstance(item, str):
+                    raise ProtobufError(f"want a string, got {type(item).__name__}")
+                body += b"\x0a"
+                put_length_delimited(body, item.encode())
+        elif value is not None:  # RawExtension, FieldsV1, Object: raw = 1
+            raw = (self.encode(value) if kind == OBJECT else
+                   json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+            body += b"\x0a"
+            put_length_delimited(body, raw)
+        return body
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _varint_json(kind: int, value: int):
+    if kind == BOOL:
+        return value != 0
+    if kind == INT32:
+        return as_int32(value)
+    return as_int64(value)
+
+
+def _scalar_wire(kind: int, value) -> int:
+    if kind == BOOL:
+        if value is None:
+            return 0
+        if not isinstance(value, bool):
+            raise ProtobufError(f"want a boolean, got {type(value).__name__}")
+        return int(value)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ProtobufError(f"want an integer, got {type(value).__name__}")
+    low, high = _INT_RANGE[kind]
+    if not low <= value <= high:
+        raise ProtobufError(f"{value} does not fit in an {('int32', 'int64')[kind - INT32]}")
+    return value
+
+
+def _is_zero(kind: int, value) -> bool:
+    if kind == INT_OR_STRING:
+        return value == 0 or value == ""
+    if kind == QUANTITY:
+        return value in ("", "0")
+    if kind == DURATION:
+        return value == "0s"
+    return value is None or value == []
+
+
+# -- the built-in codec --------------------------------------------------------------------
+
+@functools.cache
+def default_codec() -> Codec:
+    """The codec of the built-in kinds, compiled on first use (its tables never change)."""
+    return Codec()
+
+
+def decode(data: bytes) -> dict:
+    """The JSON-form dict of a protobuf body; ``ProtobufError`` if malformed or unknown."""
+    return default_codec().decode(data)
+
+
+def encode(obj: dict) -> bytes:
+    """The protobuf body of a JSON-form object; ``ProtobufError`` for an unknown kind."""
+    return default_codec().encode(obj)
+
+
+def known(api_version: str, kind: str) -> bool:
+    """Whether the built-in codec has a schema for ``kind`` of ``api_version``."""
+    return default_codec().known(api_version, kind)
+
+
+def encode_watch_event(event_type: str, obj: dict) -> bytes:
+    """One length-prefixed frame of a protobuf watch stream."""
+    return default_codec().encode_watch_event(event_type, obj)
+
+
+def decode_watch_event(frame: bytes) -> dict:
+    """The ``{"type", "object"}`` of one length-prefixed protobuf watch frame."""
+    return default_codec().decode_watch_event(frame)
