@@ -13,6 +13,7 @@ from flask import Response
 
 from .. import errors
 from ..admission import CREATE, DELETE, UPDATE
+from ..registry import patch
 from ..registry.store import Preconditions
 from ..runtime import protobuf
 from ..serialization import dumps_json, dumps_yaml
@@ -188,7 +189,62 @@ class RESTHandler:
             return self.respond(ctx, updated, 201 if created else 200)
         if verb == "delete":
             return self.delete(ctx, namespace)
+        if verb == "patch":
+            return self.patch(ctx, namespace)
         raise errors.MethodNotAllowed()
+
+    def patch(self, ctx, namespace: str) -> Response:
+        """PATCH with a JSON, merge or strategic merge patch, applied to the latest object."""
+        request, name = ctx.request, ctx.info.name
+        media = (request.mimetype or "").lower()
+        strategic = getattr(self.store.strategy, "merge_keys", None)
+        supported = [patch.JSON_PATCH, patch.MERGE_PATCH]
+        if strategic is not None:
+            supported.append(patch.STRATEGIC_MERGE_PATCH)
+        if media not in supported:
+            raise errors.UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {', '.join(supported)}")
+        body = request.get_data()
+        if len(body) > MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        try:
+            document = json.loads(body)
+        except ValueError as err:
+            raise errors.BadRequest(f"error decoding patch: {err}") from None
+        dry_run = _dry_run(request.args)
+        admit = self._admitter(ctx, UPDATE, name, dry_run)
+
+        def mutate(current: dict) -> dict:
+            try:
+                if media == patch.JSON_PATCH:
+                    patched = patch.apply_json_patch(current, document)
+                elif media == patch.MERGE_PATCH:
+                    patched = patch.apply_merge_patch(current, document)
+                else:
+                    patched = patch.apply_strategic_merge_patch(current, document, strategic)
+            except patch.PatchError as err:
+                if err.invalid:
+                    raise errors.Invalid("the server rejected our request due to an error in "
+                                         "our request", {}) from None
+                raise errors.BadRequest(str(err)) from None
+            if not isinstance(patched, dict):
+                raise errors.BadRequest("the patched object must be a JSON object")
+            meta = patched.setdefault("metadata", {})
+            wanted = meta.get("resourceVersion")
+            if wanted and wanted != current["metadata"].get("resourceVersion"):
+                raise errors.Conflict(
+                    f"Operation cannot be fulfilled on {self.spec.group_resource} "
+                    f"{errors.go_quote(name)}: the object has been modified; please apply "
+                    "your changes to the latest version and try again",
+                    {"name": name, **({"group": self.spec.group} if self.spec.group else {}),
+                     "kind": self.spec.resource})
+            patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
+            admit(patched, current)
+            return patched
+
+        updated = self.store.guaranteed_update(namespace, name, mutate, dry_run)
+        return self.respond(ctx, updated)
 
     def selectors(self, args):
         """The request's label and field selectors, parsed and checked (400 when invalid)."""

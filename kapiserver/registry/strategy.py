@@ -17,6 +17,9 @@ class Strategy:
     written through ``/status`` (the main resource keeps the old status and vice versa).
     """
 
+    #: Merge keys for strategic merge patch by dotted list path (``""``: a set of
+    #: primitives); ``None`` refuses strategic merge patch (custom resources).
+    merge_keys: dict | None = {}
     has_generation = False
     status_subresource = False
     allow_create_on_update = False
@@ -85,6 +88,26 @@ class Strategy:
 
     def prepare_for_delete(self, obj: dict) -> None:
         """Mark an object whose deletion has begun (e.g. a namespace's Terminating phase)."""
+
+    # -- storage form ------------------------------------------------------------------------
+
+    def to_storage(self, obj: dict) -> dict:
+        """Return ``obj`` as it is stored; the default stores it as served.
+
+        The extension point for a kind stored in another version's form: upstream keeps
+        ``events.k8s.io/v1`` Events under the core ``/registry/events`` keys in the
+        ``v1`` form, so both APIs are views of one object. Called on every write, just
+        before encoding; must not modify ``obj`` (the caller answers with it).
+        """
+        return obj
+
+    def from_storage(self, obj: dict) -> dict:
+        """Return the stored ``obj`` as this resource serves it (undoes ``to_storage``).
+
+        Called on every read of a stored object (get, list, update, delete); may modify
+        and return ``obj``, which is a fresh decode.
+        """
+        return obj
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -183,3 +183,49 @@ def test_unsupported_media_type_matches_upstream(api):
                   "the body of the request was in an unknown format - accepted media types "
                   "include: application/json, application/yaml, "
                   "application/vnd.kubernetes.protobuf")
+
+
+def test_patch_types_and_kubectl_label_annotate(api):
+    path = "/api/v1/namespaces/default/configmaps/patched"
+    api.request("POST", "/api/v1/namespaces/default/configmaps",
+                json={"metadata": {"name": "patched", "labels": {"app": "ref"}},
+                      "data": {"a": "1"}}, **ADMIN)
+
+    def patch(content_type, body):
+        return api.request("PATCH", path, data=json.dumps(body),
+                           headers={"Content-Type": content_type}, **ADMIN)
+
+    assert patch("application/merge-patch+json", {"data": {"b": "2"}}).json()["data"] == \
+        {"a": "1", "b": "2"}
+    assert patch("application/json-patch+json", [{"op": "add", "path": "/data/c",
+                                                  "value": "3"}]).json()["data"]["c"] == "3"
+    labels = patch("application/strategic-merge-patch+json",
+                   {"metadata": {"labels": {"s": "1"}}}).json()["metadata"]["labels"]
+    assert labels == {"app": "ref", "s": "1"}
+    assert patch("application/merge-patch+json", {"data": {"a": None}}).json()["data"] == \
+        {"b": "2", "c": "3"}
+    failed = patch("application/json-patch+json", [{"op": "test", "path": "/data/b",
+                                                     "value": "nope"}])
+    assert failed.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                             "status": "Failure",
+                             "message": "the server rejected our request due to an error in "
+                                        "our request", "reason": "Invalid", "details": {},
+                             "code": 422}
+    stale = patch("application/merge-patch+json", {"metadata": {"resourceVersion": "1"}})
+    assert_status(stale, 409, "Conflict")
+    assert_status(patch("text/plain", {}), 415, "UnsupportedMediaType")
+    assert_status(api.request("PATCH", "/api/v1/namespaces/default/configmaps/nope",
+                              data="{}", headers={"Content-Type": "application/merge-patch+json"},
+                              **ADMIN), 404, "NotFound")
+    assert api.kubectl("label", "cm", "patched", "-n", "default", "tier=web",
+                       check=True).stdout.strip() == "configmap/patched labeled"
+    assert api.kubectl("annotate", "cm", "patched", "-n", "default", "note=hi",
+                       check=True).stdout.strip() == "configmap/patched annotated"
+    meta = api.get(path, **ADMIN).json()["metadata"]
+    assert meta["labels"]["tier"] == "web" and meta["annotations"] == {"note": "hi"}
+    assert api.kubectl("label", "cm", "patched", "-n", "default", "tier-",
+                       check=True).returncode == 0
+    assert "tier" not in api.get(path, **ADMIN).json()["metadata"]["labels"]
+    assert api.kubectl("patch", "cm", "patched", "-n", "default", "--type=merge", "-p",
+                       '{"data":{"z":"26"}}', check=True).returncode == 0
+    assert api.get(path, **ADMIN).json()["data"]["z"] == "26"
