@@ -191,6 +191,8 @@ class RESTHandler:
             return self.delete(ctx, namespace)
         if verb == "patch":
             return self.patch(ctx, namespace)
+        if verb == "deletecollection":
+            return self.delete_collection(ctx, namespace)
         raise errors.MethodNotAllowed()
 
     def patch(self, ctx, namespace: str) -> Response:
@@ -304,6 +306,26 @@ class RESTHandler:
         return Response(dumps_json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                     "status": "Success", "details": details}), 200,
                         content_type=JSON)
+
+    def delete_collection(self, ctx, namespace: str) -> Response:
+        """Delete every object matching the selectors; answer with the list deleted."""
+        body = self.decode_delete_options(ctx) if ctx.request.content_length else {}
+        dry_run = _dry_run(ctx.request.args) or body.get("dryRun") == ["All"]
+        label_selector, field_selector = self.selectors(ctx.request.args)
+        listed = self.store.list(namespace, label_selector, field_selector)
+        deleted = []
+        for item in listed["items"]:
+            name = item["metadata"]["name"]
+            try:
+                self._admitter(ctx, DELETE, name, dry_run)(item)
+                obj, _ = self.store.delete(namespace, name, None, dry_run)
+            except errors.NotFound:
+                continue  # deleted meanwhile: that is what was asked
+            obj.pop("kind", None)
+            obj.pop("apiVersion", None)
+            deleted.append(obj)
+        listed["items"] = deleted
+        return self.respond(ctx, listed)
 
     def decode_delete_options(self, ctx) -> dict:
         try:

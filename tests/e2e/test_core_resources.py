@@ -229,3 +229,19 @@ def test_patch_types_and_kubectl_label_annotate(api):
     assert api.kubectl("patch", "cm", "patched", "-n", "default", "--type=merge", "-p",
                        '{"data":{"z":"26"}}', check=True).returncode == 0
     assert api.get(path, **ADMIN).json()["data"]["z"] == "26"
+
+
+def test_kubectl_delete_by_selector_and_deletecollection(api):
+    for name, team in (("dc-a", "x"), ("dc-b", "x"), ("dc-c", "y")):
+        api.request("POST", "/api/v1/namespaces/default/configmaps",
+                    json={"metadata": {"name": name, "labels": {"dc": team}}}, **ADMIN)
+    result = api.kubectl("delete", "cm", "-l", "dc=x", "-n", "default", check=True)
+    assert sorted(result.stdout.split("\n")[:2]) == ['configmap "dc-a" deleted',
+                                                     'configmap "dc-b" deleted']
+    remaining = api.get("/api/v1/namespaces/default/configmaps?labelSelector=dc", **ADMIN).json()
+    assert [i["metadata"]["name"] for i in remaining["items"]] == ["dc-c"]
+    collection = api.request("DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=dc=y",
+                             **ADMIN)
+    assert collection.status_code == 200
+    assert collection.json()["kind"] == "ConfigMapList"
+    assert [i["metadata"]["name"] for i in collection.json()["items"]] == ["dc-c"]
