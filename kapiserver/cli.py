@@ -13,6 +13,7 @@ USAGE = """kapiserver COMMAND [options]
 commands:
   serve      serve the Kubernetes API over HTTPS (kapiserver serve --help for options)
   plugins    list the loaded plugins, their distributions and what they provide
+  options    print every option with its help and default, as a commented YAML file
   version    print the version
 """
 
@@ -28,6 +29,13 @@ def main(argv=None) -> int:
             return serve(rest)
         if command == "plugins":
             return plugins(rest)
+        if command == "options":
+            from .bootstrap import build_registry
+            from .options.reference import render
+            from .plugin_manager import new_plugin_manager
+
+            print(render(build_registry(new_plugin_manager())), end="")
+            return 0
         if command == "version":
             from .version import version_info
 

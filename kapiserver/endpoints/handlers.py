@@ -17,7 +17,7 @@ from ..registry import patch
 from ..registry.store import Preconditions
 from ..runtime import protobuf
 from ..serialization import dumps_json, dumps_yaml
-from .responses import JSON, YAML
+from .responses import JSON, YAML, prefers_yaml
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 ACCEPTED_MEDIA_TYPES = "application/json, application/yaml"
@@ -71,7 +71,7 @@ class RESTHandler:
         accept = ctx.accept
         if _wants_table(accept):
             obj = self.table(obj, ctx.request.args.get("includeObject", "Metadata"))
-        if "yaml" in accept and "json" not in accept.split("yaml")[0]:
+        if prefers_yaml(accept):
             return Response(dumps_yaml(obj), code, content_type=YAML)
         return Response(dumps_json(obj), code, content_type=JSON)
 

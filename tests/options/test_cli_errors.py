@@ -121,3 +121,13 @@ def test_flags_override_config_file(tmp_path):
     assert loaded.secure_port == 7001 and loaded.workers == 3
     assert loaded.authorization_mode == ["AlwaysDeny"] and loaded.anonymous_auth is False
     assert loaded.given == {"secure-port", "workers", "authorization-mode", "anonymous-auth"}
+
+
+def test_conf_reference_lists_every_option_and_is_current():
+    import pathlib
+
+    conf = pathlib.Path(__file__).resolve().parents[2] / "conf" / "kapiserver.yaml"
+    result = subprocess.run([sys.executable, "-m", "kapiserver", "options"], capture_output=True,
+                            text=True, check=True)
+    assert conf.read_text() == result.stdout, "regenerate: kapiserver options > conf/kapiserver.yaml"
+    assert yaml.safe_load(conf.read_text()) is None  # everything commented: defaults apply
