@@ -149,6 +149,15 @@ class RESTHandler:
 
     # -- admission -------------------------------------------------------------------------
 
+    def _manager(self, ctx, options_kind: str):
+        """The write's ``managedFields`` recorder: ``fieldManager`` or the User-Agent."""
+        from ..fieldmanager import manager_name
+
+        manager = manager_name(ctx.request.args.get("fieldManager", ""),
+                               ctx.request.headers.get("User-Agent", ""),
+                               options_kind=options_kind)
+        return self.store.field_manager(manager, ctx.info.subresource)
+
     def _admitter(self, ctx, operation, name, dry_run):
         chain = self.server.admission
 
@@ -178,14 +187,17 @@ class RESTHandler:
                 raise errors.MethodNotAllowed()
             dry_run = _dry_run(args)
             obj = self.decode_body(ctx)
+            manage = self._manager(ctx, "CreateOptions")
             created = self.store.create(obj, namespace, dry_run,
-                                        self._admitter(ctx, CREATE, "", dry_run))
+                                        self._admitter(ctx, CREATE, "", dry_run), manage)
             return self.respond(ctx, created, 201)
         if verb == "update":
             dry_run = _dry_run(args)
             obj = self.decode_body(ctx)
+            manage = self._manager(ctx, "UpdateOptions")
             updated, created = self.store.update(namespace, info.name, obj, dry_run,
-                                                 self._admitter(ctx, UPDATE, info.name, dry_run))
+                                                 self._admitter(ctx, UPDATE, info.name, dry_run),
+                                                 manage=manage)
             return self.respond(ctx, updated, 201 if created else 200)
         if verb == "delete":
             return self.delete(ctx, namespace)
@@ -216,6 +228,7 @@ class RESTHandler:
             raise errors.BadRequest(f"error decoding patch: {err}") from None
         dry_run = _dry_run(request.args)
         admit = self._admitter(ctx, UPDATE, name, dry_run)
+        manage = self._manager(ctx, "PatchOptions")
 
         def mutate(current: dict) -> dict:
             try:
@@ -245,7 +258,7 @@ class RESTHandler:
             admit(patched, current)
             return patched
 
-        updated = self.store.guaranteed_update(namespace, name, mutate, dry_run)
+        updated = self.store.guaranteed_update(namespace, name, mutate, dry_run, manage=manage)
         return self.respond(ctx, updated)
 
     def selectors(self, args):

@@ -117,6 +117,20 @@ class RegistryStore:
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def field_manager(self, manager: str, subresource: str = ""):
+        """``manage(new, old)`` recording a write by ``manager`` in ``managedFields``."""
+        from ..fieldmanager import for_kind, update_managed_fields
+
+        list_types = for_kind(self.spec.api_version, self.spec.kind)
+        status_subresource = self.strategy.status_subresource
+
+        def manage(new: dict, old: dict | None) -> None:
+            update_managed_fields(old, new, manager, self.spec.api_version, now_rfc3339(),
+                                  subresource=subresource, list_types=list_types,
+                                  status_subresource=status_subresource)
+
+        return manage
+
     def _not_found(self, name: str) -> errors.NotFound:
         return errors.NotFound.for_object(self.spec.group, self.spec.resource, name)
 
@@ -130,11 +144,25 @@ class RegistryStore:
         if field_errors:
             raise self._invalid(name, field_errors)
 
+    def decode(self, value: bytes, revision: int) -> dict:
+        """A stored value read at ``revision``, as this resource serves it.
+
+        Every read goes through here, so the strategy's ``from_storage`` sees it.
+        """
+        return self.strategy.from_storage(decode(value, revision))
+
+    def encode(self, obj: dict) -> bytes:
+        """The bytes stored for ``obj``: its strategy's ``to_storage`` form, encoded."""
+        return encode(self.strategy.to_storage(obj))
+
     # -- create --------------------------------------------------------------------------------
 
     def create(self, obj: dict, namespace: str = "", dry_run: bool = False,
-               admit=None) -> dict:
-        """Create ``obj``; ``admit(obj)`` runs admission after defaulting, before validation."""
+               admit=None, manage=None) -> dict:
+        """Create ``obj``; ``admit(obj)`` runs admission after defaulting, before validation.
+
+        ``manage(new, old)`` records the write in ``managedFields`` (``field_manager``).
+        """
         meta = obj.setdefault("metadata", {})
         if meta.get("resourceVersion"):
             raise errors.BadRequest("resourceVersion should not be set on objects to be created")
@@ -144,6 +172,9 @@ class RegistryStore:
             meta.pop("namespace", None)
         for field in ("uid", "deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(field, None)
+        self.strategy.apply_defaults(obj)
+        if manage is not None:
+            manage(obj, None)
         meta["creationTimestamp"] = now_rfc3339()
         meta["uid"] = str(uuid.uuid4())
         if self.strategy.has_generation:
@@ -169,7 +200,7 @@ class RegistryStore:
                     return obj
                 raise self._already_exists(name)
             try:
-                revision = self.storage.create(key, encode(obj))
+                revision = self.storage.create(key, self.encode(obj))
             except KeyExists:
                 if generate and attempt + 1 < _GENERATE_NAME_RETRIES:
                     continue
@@ -190,7 +221,7 @@ class RegistryStore:
             kv = self.storage.get(self.spec.key(namespace, name))
         except KeyNotFound:
             raise self._not_found(name) from None
-        return decode(kv.value, kv.mod_revision)
+        return self.decode(kv.value, kv.mod_revision)
 
     def list(self, namespace: str = "", label_selector=None, field_selector=None,
              limit: int = 0, continue_token: str = "", resource_version: str = "") -> dict:
@@ -214,7 +245,7 @@ class RegistryStore:
                                          start_key=start)
                 read_revision = page.revision
                 for index, kv in enumerate(page.items):
-                    obj = decode(kv.value, kv.mod_revision)
+                    obj = self.decode(kv.value, kv.mod_revision)
                     last_key = kv.key
                     if self.matches(obj, label_selector, field_selector):
                         items.append(obj)
@@ -264,7 +295,7 @@ class RegistryStore:
     # -- update ---------------------------------------------------------------------------
 
     def update(self, namespace: str, name: str, obj: dict, dry_run: bool = False,
-               admit=None, force_allow_create: bool = False) -> tuple[dict, bool]:
+               admit=None, force_allow_create: bool = False, manage=None) -> tuple[dict, bool]:
         """Replace the object (``PUT``); ``metadata.resourceVersion`` makes it conditional.
 
         Returns ``(object, created)``.
@@ -290,7 +321,7 @@ class RegistryStore:
             if not (force_allow_create or self.strategy.allow_create_on_update):
                 raise self._not_found(name) from None
             meta.pop("resourceVersion", None)
-            return self.create(obj, namespace, dry_run, admit), True
+            return self.create(obj, namespace, dry_run, admit, manage), True
         if not expected:
             if not self.strategy.allow_unconditional_update:
                 from ..apimachinery.field_errors import FieldError, FieldPath
@@ -303,7 +334,7 @@ class RegistryStore:
             meta["resourceVersion"] = str(current.mod_revision)
         elif expected != str(current.mod_revision):
             raise _conflict(self.spec, name, OBJECT_MODIFIED)
-        old = decode(current.value, current.mod_revision)
+        old = self.decode(current.value, current.mod_revision)
         new = self._prepare_update(obj, old)
         if admit is not None:
             admit(new, old)
@@ -360,7 +391,7 @@ class RegistryStore:
         if new == old:
             return new  # no-op updates write nothing, as upstream
         try:
-            written = self.storage.update(key, encode(new), revision)
+            written = self.storage.update(key, self.encode(new), revision)
         except Conflict:
             raise _conflict(self.spec, name, OBJECT_MODIFIED) from None
         except KeyNotFound:
@@ -370,7 +401,8 @@ class RegistryStore:
         return new
 
     def guaranteed_update(self, namespace: str, name: str, mutate, dry_run: bool = False,
-                          preconditions: Preconditions | None = None, attempts: int = 16) -> dict:
+                          preconditions: Preconditions | None = None, attempts: int = 16,
+                          manage=None) -> dict:
         """Apply ``mutate(obj) -> obj`` to the latest object, retrying on conflicts."""
         key = self.spec.key(namespace, name)
         for _ in range(attempts):
@@ -378,10 +410,14 @@ class RegistryStore:
                 current = self.storage.get(key)
             except KeyNotFound:
                 raise self._not_found(name) from None
-            old = decode(current.value, current.mod_revision)
+            old = self.decode(current.value, current.mod_revision)
             if preconditions:
                 preconditions.check(self.spec, name, old)
-            new = self._prepare_update(mutate(copy.deepcopy(old)), old)
+            new = mutate(copy.deepcopy(old))
+            self.strategy.apply_defaults(new)
+            if manage is not None:
+                manage(new, old)
+            new = self._prepare_update(new, old)
             self._check_valid(name, self.strategy.validate_update(new, old))
             try:
                 return self._write(key, name, new, old, current.mod_revision, dry_run)
@@ -400,7 +436,7 @@ class RegistryStore:
                 current = self.storage.get(key)
             except KeyNotFound:
                 raise self._not_found(name) from None
-            obj = decode(current.value, current.mod_revision)
+            obj = self.decode(current.value, current.mod_revision)
             if preconditions:
                 preconditions.check(self.spec, name, obj)
             meta = obj["metadata"]
@@ -413,7 +449,8 @@ class RegistryStore:
                         meta["generation"] = meta.get("generation", 1) + 1
                     if not dry_run:
                         try:
-                            written = self.storage.update(key, encode(obj), current.mod_revision)
+                            written = self.storage.update(key, self.encode(obj),
+                                                          current.mod_revision)
                         except Conflict:
                             continue
                         meta["resourceVersion"] = str(written)

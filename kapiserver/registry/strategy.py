@@ -28,6 +28,12 @@ class Strategy:
     def __init__(self, spec):
         self.spec = spec
 
+    # -- defaulting ----------------------------------------------------------------------------
+
+    def apply_defaults(self, obj: dict) -> None:
+        """Defaulting done as the object is decoded (upstream's ``SetDefaults_*``), before
+        field ownership is recorded: what it sets is owned by the writer."""
+
     # -- create ------------------------------------------------------------------------------
 
     def prepare_for_create(self, obj: dict) -> None:

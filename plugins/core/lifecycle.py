@@ -50,12 +50,13 @@ class NamespaceLifecycle(AdmissionPlugin):
 def ensure_system_namespaces(server) -> None:
     """Create the system namespaces that are missing (post-start hook; any worker may race)."""
     namespaces = server.registries[("", "namespaces")]
+    manage = namespaces.field_manager("kube-apiserver")
     for name in SYSTEM_NAMESPACES:
         try:
             namespaces.get("", name)
         except errors.NotFound:
             try:
                 namespaces.create({"apiVersion": "v1", "kind": "Namespace",
-                                   "metadata": {"name": name}})
+                                   "metadata": {"name": name}}, manage=manage)
             except errors.AlreadyExists:
                 pass

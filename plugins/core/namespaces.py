@@ -25,6 +25,10 @@ class NamespaceStrategy(Strategy):
 
         return name_is_dns_label
 
+    def apply_defaults(self, obj):
+        # SetDefaults_Namespace: the name label, owned by the writer.
+        self._label(obj)
+
     def prepare_for_create(self, obj):
         super().prepare_for_create(obj)
         obj["status"] = {"phase": "Active"}
@@ -32,7 +36,6 @@ class NamespaceStrategy(Strategy):
         finalizers = spec.setdefault("finalizers", [])
         if FINALIZER not in finalizers:
             finalizers.append(FINALIZER)
-        self._label(obj)
 
     def prepare_for_update(self, new, old):
         super().prepare_for_update(new, old)

@@ -245,3 +245,33 @@ def test_kubectl_delete_by_selector_and_deletecollection(api):
     assert collection.status_code == 200
     assert collection.json()["kind"] == "ConfigMapList"
     assert [i["metadata"]["name"] for i in collection.json()["items"]] == ["dc-c"]
+
+
+def test_managed_fields_match_upstream(api):
+    path = "/api/v1/namespaces/default/configmaps"
+    created = api.request("POST", path + "?fieldManager=capture", json={
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owned", "labels": {"app": "ref"}}, "data": {"a": "1"}},
+        **ADMIN).json()
+    entry = created["metadata"]["managedFields"]
+    assert [{k: v for k, v in e.items() if k != "time"} for e in entry] == [{
+        "manager": "capture", "operation": "Update", "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {".": {},
+                                                                               "f:app": {}}}}}]
+    # A second writer, named by its User-Agent, owns only what it changed.
+    patched = api.request("PATCH", f"{path}/owned", data=json.dumps(
+        {"data": {"b": "2"}, "metadata": {"labels": {"s": "1"}}}),
+        headers={"Content-Type": "application/merge-patch+json",
+                 "User-Agent": "python-requests/2.32"}, **ADMIN).json()
+    managers = {e["manager"]: e["fieldsV1"] for e in patched["metadata"]["managedFields"]}
+    assert managers["python-requests"] == {"f:data": {"f:b": {}},
+                                           "f:metadata": {"f:labels": {"f:s": {}}}}
+    assert managers["capture"]["f:data"] == {".": {}, "f:a": {}}
+    # kubectl names itself; the system namespaces are kube-apiserver's.
+    api.kubectl("label", "cm", "owned", "-n", "default", "k=v", check=True)
+    owners = [e["manager"] for e in api.get(f"{path}/owned", **ADMIN).json()["metadata"]
+              ["managedFields"]]
+    assert "kubectl-label" in owners
+    default = api.get("/api/v1/namespaces/default", **ADMIN).json()
+    assert default["metadata"]["managedFields"][0]["manager"] == "kube-apiserver"
