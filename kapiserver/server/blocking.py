@@ -22,11 +22,23 @@ class ThreadpoolStore:
         pool = self._pool
 
         def call(*args, **kwargs):
-            return pool.apply(attribute, args, kwargs)
+            # Exceptions cross back as values: gevent's pool would print a traceback for
+            # every one raised in a thread (each 404 and 409 of the store).
+            ok, value = pool.apply(_capture, (attribute, args, kwargs))
+            if ok:
+                return value
+            raise value
 
         call.__name__ = name
         setattr(self, name, call)
         return call
+
+
+def _capture(function, args, kwargs):
+    try:
+        return True, function(*args, **kwargs)
+    except Exception as err:  # handed back to the calling greenlet and raised there
+        return False, err
 
 
 def offload(store):

@@ -275,3 +275,10 @@ def test_managed_fields_match_upstream(api):
     assert "kubectl-label" in owners
     default = api.get("/api/v1/namespaces/default", **ADMIN).json()
     assert default["metadata"]["managedFields"][0]["manager"] == "kube-apiserver"
+
+
+def test_expected_storage_errors_do_not_print_tracebacks(api):
+    before = api.log().count("Traceback")
+    for _ in range(5):
+        assert api.get("/api/v1/namespaces/default/configmaps/absent", **ADMIN).status_code == 404
+    assert api.log().count("Traceback") == before
