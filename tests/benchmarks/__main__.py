@@ -3,7 +3,11 @@
 Start-to-ready on an empty data dir, idle RSS of all server processes, and GET
 throughput/latency at 1 and 16 keep-alive connections — kapiserver (``/version``
 through the whole filter chain) beside a bare Flask app under the same gunicorn
-settings (gevent workers, TLS, 2 workers). Compare ratios within one run only.
+settings (gevent workers, TLS, 2 workers). Then the API scenarios (``scenarios.py``,
+``watchers.py``): GET of one ConfigMap, LIST of 1,000, paginated walks, CREATE,
+read-modify-write PUTs on one object, and watch fan-out to 100 and 1,000 watchers, each
+followed by what the server logged meanwhile; last, the key ratios beside their targets.
+Compare ratios within one run only. Everything runs on loopback, bounded in time.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 from kapiserver.testing import KapiserverProcess, free_port
 
-from . import load
+from . import load, scenarios, watchers
+from .client import Credentials
+from .report import ServerLog, table
 
 
 def memory_mib(pid: int) -> tuple[float, float]:
@@ -81,52 +88,176 @@ def ceiling_server(workdir: str, pki_dir_server: KapiserverProcess):
     return process, port
 
 
-def main(argv=None) -> int:
+def wait_for_ceiling(port: int, server: KapiserverProcess, cert: str, key: str) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            load.run("127.0.0.1", port, "/", server.ca_file, cert, key, 1, 0.2)
+            return
+        except Exception:
+            time.sleep(0.2)
+
+
+SCENARIOS = ("version", "get", "list", "walk", "create", "rmw", "watch")
+
+
+def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per load run")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 s runs, one start-to-ready, 100 watchers and 20 writes only")
+    parser.add_argument("--watchers", default="100,1000",
+                        help="comma-separated watcher counts for the fan-out (default 100,1000)")
+    parser.add_argument("--writes", type=int, default=50, help="writes made to the watchers")
+    parser.add_argument("--write-rate", type=float, default=20.0, help="writes per second")
+    parser.add_argument("--only", default=",".join(SCENARIOS),
+                        help=f"comma-separated scenarios to run, of {','.join(SCENARIOS)}")
     args = parser.parse_args(argv)
+    args.ready_runs = 3
+    if args.quick:
+        args.duration = min(args.duration, 1.0)
+        args.watchers, args.writes, args.ready_runs = "100", min(args.writes, 20), 1
+    args.watcher_counts = [int(n) for n in args.watchers.split(",") if n]
+    args.only = set(args.only.split(","))
+    unknown = args.only - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenario(s) {', '.join(sorted(unknown))}; "
+                     f"valid: {', '.join(SCENARIOS)}")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    began = time.monotonic()
+    print(f"host: {os.cpu_count()} CPU(s), load average %.2f %.2f %.2f at the start "
+          "(other processes' load skews every figure; compare ratios within one run)"
+          % os.getloadavg())
     with tempfile.TemporaryDirectory() as workdir:
-        ready = start_to_ready(workdir)
+        ready = start_to_ready(workdir, args.ready_runs)
         print(f"start to ready (empty data dir, 2 workers): "
               f"{', '.join(f'{t:.2f}s' for t in ready)}")
 
         server = KapiserverProcess(os.path.join(workdir, "main"), workers=2,
                                    config={"log-level": "warning"}).start()
+        server_log = ServerLog(server.log_file, from_start=True)
         time.sleep(1.0)
-        print("idle memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
-              % memory_mib(server.process.pid))
+        idle = memory_mib(server.process.pid)
+        print("idle memory, all server processes: RSS %.1f MiB, PSS %.1f MiB" % idle)
+        print(server_log.summary().replace("server log:", "server log after start-up:", 1))
         ceiling, port = ceiling_server(workdir, server)
+        summary = {"ready": ready, "idle": idle}
         try:
             cert, key = server.client_cert("admin", ["system:masters"])
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
+            wait_for_ceiling(port, server, cert, key)
+            bench = scenarios.Bench(Credentials(server.port, server.ca_file, cert, key),
+                                    Credentials(port, server.ca_file, cert, key),
+                                    args.duration)
+            runs = {"version": lambda: version_scenario(server, port, cert, key, args.duration),
+                    "get": lambda: scenarios.get_one(bench),
+                    "list": lambda: scenarios.list_many(bench),
+                    "walk": lambda: scenarios.paginated_walk(bench),
+                    "create": lambda: scenarios.create(bench),
+                    "rmw": lambda: scenarios.read_modify_write(bench),
+                    "watch": lambda: watch_scenario(server, bench, args, server_log)}
+            if "walk" in args.only and "list" not in args.only:
+                scenarios.populate_list(bench)
+            for name in SCENARIOS:
+                if name not in args.only:
+                    continue
                 try:
-                    load.run("127.0.0.1", port, "/", server.ca_file, cert, key, 1, 0.2)
-                    break
-                except Exception:
-                    time.sleep(0.2)
-            print(f"{'scenario':<34}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
-            figures = {}
-            for connections in (1, 16):
-                for name, target_port, path in (("kapiserver GET /version", server.port, "/version"),
-                                                ("ceiling GET (bare Flask)", port, "/")):
-                    rate, p50, p99, errors = load.run("127.0.0.1", target_port, path,
-                                                      server.ca_file, cert, key, connections,
-                                                      args.duration)
-                    figures[(name, connections)] = rate
-                    print(f"{name + f' x{connections}':<34}{rate:>10.0f}{p50:>10.2f}"
-                          f"{p99:>10.2f}{errors:>8}")
-            print("loaded memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
+                    summary[name] = runs[name]()
+                except Exception:  # one broken scenario must not hide the others' figures
+                    print(f"\nscenario {name!r} failed:\n{traceback.format_exc()}")
+                if name != "watch":  # it reports after each watcher count
+                    print(server_log.summary())
+            print("\nloaded memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
                   % memory_mib(server.process.pid))
-            for connections in (1, 16):
-                ratio = (figures[("kapiserver GET /version", connections)]
-                         / max(figures[("ceiling GET (bare Flask)", connections)], 1))
-                print(f"kapiserver / ceiling at {connections} connection(s): {ratio:.0%}")
         finally:
             ceiling.terminate()
             ceiling.wait(30)
             server.stop()
+        print_targets(summary)
+    print(f"\n(whole run: {time.monotonic() - began:.0f} s; load average %.2f %.2f %.2f at "
+          "the end)" % os.getloadavg())
     return 0
+
+
+def version_scenario(server, port, cert, key, duration) -> None:
+    """The original comparison: GET /version through the filter chain vs the bare app."""
+    print(f"{'scenario':<34}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    figures = {}
+    for connections in (1, 16):
+        for name, target_port, path in (("kapiserver GET /version", server.port, "/version"),
+                                        ("ceiling GET (bare Flask)", port, "/")):
+            rate, p50, p99, errors = load.run("127.0.0.1", target_port, path,
+                                              server.ca_file, cert, key, connections,
+                                              duration)
+            figures[(name, connections)] = rate
+            print(f"{name + f' x{connections}':<34}{rate:>10.0f}{p50:>10.2f}"
+                  f"{p99:>10.2f}{errors:>8}")
+    print("loaded memory, all server processes: RSS %.1f MiB, PSS %.1f MiB"
+          % memory_mib(server.process.pid))
+    for connections in (1, 16):
+        ratio = (figures[("kapiserver GET /version", connections)]
+                 / max(figures[("ceiling GET (bare Flask)", connections)], 1))
+        print(f"kapiserver / ceiling at {connections} connection(s): {ratio:.0%}")
+
+
+def watch_scenario(server, bench, args, server_log) -> list[dict]:
+    """Fan-out to each watcher count in turn; one table for all of them."""
+    rows = []
+    for count in args.watcher_counts:
+        def established(n, count=count):
+            print(f"\n({n} of {count} watches established; server RSS %.1f MiB, "
+                  "PSS %.1f MiB)" % memory_mib(server.process.pid))
+
+        workers = [int(pid) for pid in subprocess.run(
+            ["pgrep", "-P", str(server.process.pid)], capture_output=True,
+            text=True).stdout.split()]
+        try:
+            rows.append(watchers.fan_out(bench.kapiserver, count, args.writes, args.write_rate,
+                                         on_established=established, server_pids=workers))
+        except Exception:  # report the other counts all the same
+            print(f"\nwatch fan-out to {count} failed:\n{traceback.format_exc()}")
+        print(server_log.summary().replace("server log:", f"server log ({count} watchers):", 1))
+    watchers.report(rows, args.writes, args.write_rate)
+    return rows
+
+
+def print_targets(summary: dict) -> None:
+    """The key figures beside their targets (printed, never asserted)."""
+    rows = []
+
+    def add(figure, shown, target, met):
+        rows.append([figure, shown, target, "yes" if met else "NO"])
+
+    def versus(figures, connections):
+        mine, ceiling = figures[connections]
+        return mine[0] / ceiling[0] if ceiling[0] else 0.0
+
+    if "get" in summary:
+        value = versus(summary["get"], 16)
+        add("GET one ConfigMap x16 / ceiling", f"{value:.0%}", ">= 60%", value >= 0.6)
+    if "list" in summary:
+        for connections in summary["list"]:
+            value = versus(summary["list"], connections)
+            add(f"LIST 1,000 x{connections} / ceiling", f"{value:.0%}", ">= 100%", value >= 1)
+    if "create" in summary:
+        value = versus(summary["create"], 16)
+        add("CREATE x16 / ceiling POST", f"{value:.0%}", ">= 15%", value >= 0.15)
+    if "rmw" in summary:
+        lost = summary["rmw"]["lost"]
+        add("read-modify-write: lost updates", str(lost), "0", lost == 0)
+    for row in summary.get("watch", []):
+        add(f"{row['watchers']} watchers: delivery delay p99", f"{row['p99_ms']:.1f} ms",
+            "< 100 ms", row["p99_ms"] < 100)
+        add(f"{row['watchers']} watchers: lost events (watchers never started)",
+            f"{row['lost']} ({row['failed']})", "0 (0)", row["lost"] == row["failed"] == 0)
+    rss = summary["idle"][0]
+    add("idle RSS, all server processes", f"{rss:.1f} MiB", "< 150 MiB", rss < 150)
+    worst = max(summary["ready"])
+    add("start to ready (worst run)", f"{worst:.2f} s", "< 1 s", worst < 1)
+    table("Targets", ["figure", "measured", "target", "met"], rows)
 
 
 if __name__ == "__main__":

@@ -4,34 +4,43 @@ from __future__ import annotations
 
 import http.client
 import multiprocessing
+import os
 import ssl
+import threading
 import time
+
+#: In a request body template, replaced by a name unique to each request (for creates).
+NAME = b"__NAME__"
 
 
 def _worker(args):
-    host, port, path, ca, cert, key, connections, duration, max_requests = args
+    (host, port, path, ca, cert, key, connections, duration, max_requests,
+     method, body, expect) = args
     context = ssl.create_default_context(cafile=ca)
     context.load_cert_chain(cert, key)
     conns = [http.client.HTTPSConnection(host, port, context=context) for _ in range(connections)]
+    headers = {"Content-Type": "application/json"} if body is not None else {}
     latencies, errors = [], 0
     deadline = time.monotonic() + duration
     # One process drives its connections round-robin: each request waits for its answer,
     # as a client with that many connections in flight would.
-    import threading
-
     lock = threading.Lock()
 
-    def drive(conn):
+    def drive(index, conn):
         nonlocal errors
         local = []
         while time.monotonic() < deadline and len(local) < max_requests:
+            data = body
+            if body is not None and NAME in body:
+                data = body.replace(NAME, f"c-{os.getpid()}-{index}-{len(local)}".encode())
             start = time.perf_counter()
             try:
-                conn.request("GET", path)
+                conn.request(method, path, body=data, headers=headers)
                 response = conn.getresponse()
                 response.read()
-                if response.status != 200:
+                if response.status != expect:
                     errors += 1
+                    continue
             except OSError:
                 errors += 1
                 conn.close()
@@ -40,7 +49,7 @@ def _worker(args):
         with lock:
             latencies.extend(local)
 
-    threads = [threading.Thread(target=drive, args=(c,)) for c in conns]
+    threads = [threading.Thread(target=drive, args=(i, c)) for i, c in enumerate(conns)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -48,12 +57,18 @@ def _worker(args):
     return latencies, errors
 
 
-def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000):
-    """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients."""
+def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000,
+        method="GET", body: bytes | None = None, expect: int = 200):
+    """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients.
+
+    ``body`` is sent with every request; each ``__NAME__`` in it becomes a name unique to
+    the request. Answers other than ``expect`` count as errors, not requests.
+    """
     processes = min(connections, 4)
     per_process = [connections // processes + (1 if i < connections % processes else 0)
                    for i in range(processes)]
-    jobs = [(url_host, port, path, ca, cert, key, n, duration, max_requests) for n in per_process]
+    jobs = [(url_host, port, path, ca, cert, key, n, duration, max_requests, method, body,
+             expect) for n in per_process]
     start = time.monotonic()
     with multiprocessing.Pool(processes) as pool:
         results = pool.map(_worker, jobs)
