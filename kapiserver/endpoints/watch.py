@@ -90,6 +90,17 @@ class WatchStream:
             obj.setdefault("apiVersion", self.spec.api_version)
         return dumps_json({"type": kind, "object": obj})
 
+    def _shared_line(self, event, kind: str, obj: dict) -> bytes:
+        """The event's line, encoded once for every plain JSON watcher seeing it as ``kind``."""
+        if self.table:
+            return self._line(kind, dict(obj))
+        shared = self.cache.shared(event)
+        key = ("line", kind, obj is shared["objects"][0])
+        line = shared.get(key)
+        if line is None:
+            line = shared[key] = self._line(kind, dict(obj))
+        return line
+
     def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
         metadata = {"resourceVersion": str(revision), "creationTimestamp": None}
         if initial_end:
@@ -101,9 +112,17 @@ class WatchStream:
         return dumps_json({"type": "ERROR", "object": error.to_status()})
 
     def _transform(self, event):
-        """The (type, object) a watcher sees for a store event, or None when filtered out."""
-        new = decode(event.value, event.revision) if event.value is not None else None
-        old = decode(event.prev_value, event.revision) if event.prev_value is not None else None
+        """The (type, object) a watcher sees for a store event, or None when filtered out.
+
+        The decoded objects are shared by every watcher of the event: read them only.
+        """
+        shared = self.cache.shared(event)
+        if "objects" not in shared:
+            shared["objects"] = (
+                decode(event.value, event.revision) if event.value is not None else None,
+                decode(event.prev_value, event.revision) if event.prev_value is not None
+                else None)
+        new, old = shared["objects"]
         new_match = new is not None and self._matches(new)
         old_match = old is not None and self._matches(old)
         if event.type == DELETED:
@@ -171,7 +190,7 @@ class WatchStream:
                 for event in events:
                     change = self._transform(event)
                     if change is not None:
-                        yield self._line(*change)
+                        yield self._shared_line(event, *change)
                         last_sent = time.monotonic()
                 if watcher.closed:
                     return

@@ -87,6 +87,9 @@ class WatchCache:
         self.wake = threading.Event()
         self.progress = threading.Condition(self.lock)
         self.stopped = False
+        #: revision -> per-event work shared by every watcher (decoded objects, lines).
+        self.memo: collections.OrderedDict = collections.OrderedDict()
+        self.memo_size = 256
         self.thread = threading.Thread(target=self._run, name="watch-cache", daemon=True)
         self.thread.start()
 
@@ -182,6 +185,16 @@ class WatchCache:
         except Compacted as err:
             raise TooOldResourceVersion(after_revision, err.compacted) from None
         return events
+
+    def shared(self, event) -> dict:
+        """A dict shared by all watchers for ``event``: compute an event's decoding or
+        encoding once, not once per watcher (the fan-out's main cost)."""
+        entry = self.memo.get(event.revision)
+        if entry is None:
+            entry = self.memo[event.revision] = {}
+            while len(self.memo) > self.memo_size:
+                self.memo.popitem(last=False)
+        return entry
 
     def remove(self, watcher: Watcher) -> None:
         with self.lock:
