@@ -16,7 +16,8 @@ def test_built_in_plugins_are_entry_points_of_the_kapiserver_group():
                      "kube": "kapiserver_plugins.kube",
                      "apiextensions": "kapiserver_plugins.apiextensions",
                      "authn": "kapiserver_plugins.authn", "authz": "kapiserver_plugins.authz",
-                     "core": "kapiserver_plugins.core"}
+                     "coordination": "kapiserver_plugins.coordination",
+                     "core": "kapiserver_plugins.core", "events": "kapiserver_plugins.events"}
 
 
 def test_nothing_named_plugins_is_importable_outside_the_checkout(tmp_path):

@@ -307,7 +307,7 @@ class RESTHandler:
         obj, deleted = self.store.delete(namespace, name,
                                          Preconditions(pre.get("uid", ""),
                                                        pre.get("resourceVersion", "")), dry_run)
-        if not deleted or self.spec.kind == "Namespace":
+        if not deleted or self.store.strategy.return_deleted_object:
             obj.setdefault("kind", self.spec.kind)
             obj.setdefault("apiVersion", self.spec.api_version)
             return self.respond(ctx, obj)

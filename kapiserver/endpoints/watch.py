@@ -14,7 +14,6 @@ import random
 import time
 
 from .. import errors
-from ..registry.store import decode
 from ..serialization import dumps_json
 from ..storage import ADDED, DELETED
 from ..storage.watchcache import TooOldResourceVersion
@@ -95,7 +94,8 @@ class WatchStream:
         if self.table:
             return self._line(kind, dict(obj))
         shared = self.cache.shared(event)
-        key = ("line", kind, obj is shared["objects"][0])
+        view = (self.spec.api_version, self.spec.kind)
+        key = ("line", *view, kind, obj is shared[("objects", *view)][0])
         line = shared.get(key)
         if line is None:
             line = shared[key] = self._line(kind, dict(obj))
@@ -117,12 +117,15 @@ class WatchStream:
         The decoded objects are shared by every watcher of the event: read them only.
         """
         shared = self.cache.shared(event)
-        if "objects" not in shared:
-            shared["objects"] = (
+        # Keyed by the view: one stored object may be served as several kinds (events).
+        key = ("objects", self.spec.api_version, self.spec.kind)
+        if key not in shared:
+            decode = self.store.decode
+            shared[key] = (
                 decode(event.value, event.revision) if event.value is not None else None,
                 decode(event.prev_value, event.revision) if event.prev_value is not None
                 else None)
-        new, old = shared["objects"]
+        new, old = shared[key]
         new_match = new is not None and self._matches(new)
         old_match = old is not None and self._matches(old)
         if event.type == DELETED:
@@ -151,7 +154,8 @@ class WatchStream:
                                      f"revision {start}")
             watcher = self.cache.watch(prefix, start)
             page = self.store.storage.list(prefix, revision=start)
-            initial = [obj for obj in (decode(kv.value, kv.mod_revision) for kv in page.items)
+            initial = [obj for obj in (self.store.decode(kv.value, kv.mod_revision)
+                                       for kv in page.items)
                        if self._matches(obj)]
             return watcher, initial, start
         start = self.start_revision

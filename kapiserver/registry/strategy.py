@@ -20,6 +20,9 @@ class Strategy:
     #: Merge keys for strategic merge patch by dotted list path (``""``: a set of
     #: primitives); ``None`` refuses strategic merge patch (custom resources).
     merge_keys: dict | None = {}
+    #: DELETE answers with the deleted object instead of a success Status (upstream's
+    #: ``ReturnDeletedObject``: namespaces, services).
+    return_deleted_object = False
     has_generation = False
     status_subresource = False
     allow_create_on_update = False

@@ -1,17 +1,27 @@
-"""The core API group (``/api/v1``): configmaps and namespaces, served by the kube delegate.
+"""The core API group (``/api/v1``), served by the kube delegate.
 
-More core resources (secrets, serviceaccounts, events, services, endpoints) arrive with
-the rest of the storage/REST issue.
+configmaps, namespaces, secrets, serviceaccounts, events, endpoints and services; the
+services' cluster IPs and node ports come from ``--service-cluster-ip-range`` and
+``--service-node-port-range``.
 """
+
+from marshmallow import fields
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
+from . import services
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
+from .endpoints import ENDPOINTS, EndpointsStrategy
+from .events import EVENTS, EventStrategy
 from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
 from .namespace_controller import NamespaceController
 from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
                          NamespaceStrategy)
+from .secrets import SECRETS, SecretStrategy
+from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
+                                 validate_node_port_range, validate_service_cidr)
+from .serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
 
 
 class CoreV1(APIGroupInstaller):
@@ -31,7 +41,25 @@ class CoreV1(APIGroupInstaller):
                 ("get", "patch", "update")),
             "namespaces/finalize": server.rest_handler(
                 NAMESPACES, NamespaceFinalizeStrategy(NAMESPACES), "finalize", ("update",)),
+            "secrets": server.rest_handler(SECRETS, SecretStrategy(SECRETS)),
+            "serviceaccounts": server.rest_handler(SERVICEACCOUNTS,
+                                                   ServiceAccountStrategy(SERVICEACCOUNTS)),
+            "events": server.rest_handler(EVENTS, EventStrategy(EVENTS)),
+            "endpoints": server.rest_handler(ENDPOINTS, EndpointsStrategy(ENDPOINTS)),
+            **services.install(server),
         }})
+
+
+@hookimpl
+def kapiserver_add_options(options):
+    options.add("service-cluster-ip-range",
+                fields.String(load_default=DEFAULT_SERVICE_CIDR, validate=validate_service_cidr),
+                "CIDR from which services' cluster IPs are allocated; its first address is "
+                "the kubernetes service's")
+    options.add("service-node-port-range",
+                fields.String(load_default=DEFAULT_NODE_PORTS, validate=validate_node_port_range),
+                "port range (low-high) from which NodePort and LoadBalancer services' node "
+                "ports are allocated")
 
 
 @hookimpl

@@ -19,6 +19,7 @@ class NamespaceStrategy(Strategy):
     """``pkg/registry/core/namespace`` strategy: finalizer, phase, name label."""
 
     status_subresource = True
+    return_deleted_object = True
 
     def name_validator(self):
         from kapiserver.apimachinery.validation import name_is_dns_label
