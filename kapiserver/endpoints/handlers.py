@@ -16,10 +16,12 @@ from ..admission import CREATE, DELETE, UPDATE
 from ..registry import patch
 from ..registry.store import Preconditions
 from ..runtime import protobuf
+from ..runtime.unknown_fields import unknown_fields
 from ..serialization import dumps_json, dumps_yaml
 from .responses import JSON, YAML, prefers_yaml
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
+FIELD_VALIDATION_MODES = ("Ignore", "Warn", "Strict")
 ACCEPTED_MEDIA_TYPES = "application/json, application/yaml"
 ACCEPTED_MEDIA_TYPES_PROTOBUF = ACCEPTED_MEDIA_TYPES + ", application/vnd.kubernetes.protobuf"
 
@@ -137,6 +139,7 @@ class RESTHandler:
             raise errors.BadRequest(f"the object provided is unrecognized (must be of type "
                                     f"{self.spec.kind}): couldn't get version/kind; json parse "
                                     "error: expected an object")
+        self.check_unknown_fields(ctx, obj)
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != self.spec.kind) or (api_version and api_version != self.spec.api_version):
             raise errors.BadRequest(
@@ -146,6 +149,25 @@ class RESTHandler:
                      f"{kind}")
         obj["kind"], obj["apiVersion"] = self.spec.kind, self.spec.api_version
         return obj
+
+    def check_unknown_fields(self, ctx, obj: dict) -> None:
+        """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so in Warning
+        headers, ``Strict`` refuses the request, ``Ignore`` says nothing."""
+        mode = ctx.request.args.get("fieldValidation", "") or "Warn"
+        if mode not in FIELD_VALIDATION_MODES:
+            raise errors.BadRequest(f"fieldValidation parameter unsupported: "
+                                    f"{errors.go_quote(mode)}. Valid values are: "
+                                    f"{', '.join(FIELD_VALIDATION_MODES)}")
+        unknown = unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
+        if not unknown or mode == "Ignore":
+            return
+        messages = [f"unknown field {errors.go_quote(path)}" for path in unknown]
+        if mode == "Strict":
+            kind = self.spec.kind
+            raise errors.BadRequest(f"{kind} in version {errors.go_quote(self.spec.version)} "
+                                    f"cannot be handled as a {kind}: strict decoding error: "
+                                    f"{', '.join(messages)}")
+        ctx.warnings.extend(messages)
 
     # -- admission -------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ class Message:
     """A compiled message: ``fields`` by number, ``ordered`` as the Go struct (the JSON
     order), ``by_number`` as the wire order."""
 
-    __slots__ = ("name", "fields", "ordered", "by_number")
+    __slots__ = ("name", "fields", "ordered", "by_number", "_by_json_name")
 
     def __init__(self, name: str):
         self.name = name

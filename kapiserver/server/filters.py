@@ -68,7 +68,9 @@ def with_panic_recovery(server, handler):
         if "Cache-Control" not in headers:
             headers["Cache-Control"] = "no-cache, private"
         for warning in ctx.warnings:
-            headers.add("Warning", f'299 - "{warning}"')
+            # RFC 7234 warn-text: a quoted string, its quotes and backslashes escaped.
+            text = warning.replace("\\", "\\\\").replace('"', '\\"')
+            headers.add("Warning", f'299 - "{text}"')
         return response
 
     return recover

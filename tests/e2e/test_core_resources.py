@@ -282,3 +282,30 @@ def test_expected_storage_errors_do_not_print_tracebacks(api):
     for _ in range(5):
         assert api.get("/api/v1/namespaces/default/configmaps/absent", **ADMIN).status_code == 404
     assert api.log().count("Traceback") == before
+
+
+def test_field_validation_strict_warn_and_pruning(api):
+    path = "/api/v1/namespaces/default/configmaps"
+    strict = api.request("POST", path + "?fieldValidation=Strict", json={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-strict"}, "data": {},
+        "bogus": 1, "spec": {"x": 1}}, **ADMIN)
+    assert_status(strict, 400, "BadRequest",
+                  'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding '
+                  'error: unknown field "bogus", unknown field "spec"')
+    warned = api.request("POST", path + "?fieldValidation=Warn&dryRun=All", json={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-warn"}, "data": {},
+        "bogus": 1}, **ADMIN)
+    assert warned.status_code == 201
+    assert warned.headers["Warning"] == '299 - "unknown field \\"bogus\\""'
+    assert "bogus" not in warned.json()
+    # The default is Warn; what is stored never holds unknown fields.
+    default = api.request("POST", path, json={"metadata": {"name": "cm-pruned", "nope": 1},
+                                              "data": {"a": "1"}, "extra": True}, **ADMIN)
+    assert default.status_code == 201
+    assert default.headers["Warning"] == ('299 - "unknown field \\"metadata.nope\\"", '
+                                          '299 - "unknown field \\"extra\\""')
+    stored = api.get(path + "/cm-pruned", **ADMIN).json()
+    assert "extra" not in stored and "nope" not in stored["metadata"]
+    assert_status(api.request("POST", path + "?fieldValidation=Loud", json={
+        "metadata": {"name": "x"}}, **ADMIN), 400, "BadRequest",
+        'fieldValidation parameter unsupported: "Loud". Valid values are: Ignore, Warn, Strict')
