@@ -31,14 +31,26 @@ def test_nothing_named_plugins_is_importable_outside_the_checkout(tmp_path):
 def test_the_wheel_maps_plugins_to_kapiserver_plugins(tmp_path):
     import zipfile
 
+    import shutil
+
+    # Build from a clean copy: setuptools would reuse a stale build/ in the checkout.
+    source = tmp_path / "src"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".tox", "build", "dist", "*.egg-info", "__pycache__", ".kapiserver"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--no-build-isolation", "-w", str(tmp_path), str(REPO)], check=True,
+                    "--no-build-isolation", "-w", str(tmp_path), str(source)], check=True,
                    timeout=300)
     (wheel,) = tmp_path.glob("kapiserver-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "kapiserver_plugins/authn/__init__.py" in names
     assert "kapiserver/__init__.py" in names
     assert not [n for n in names if n.split("/")[0] in ("plugins", "tests", "conf")]
+    # Every source module is in the wheel: a package missing from setup.cfg fails here.
+    sources = {f"kapiserver/{p.relative_to(REPO / 'kapiserver')}"
+               for p in (REPO / "kapiserver").rglob("*.py")}
+    sources |= {f"kapiserver_plugins/{p.relative_to(REPO / 'plugins')}"
+                for p in (REPO / "plugins").rglob("*.py")}
+    assert sorted(sources - set(names)) == []
 
 
 def test_console_script_is_declared():

@@ -115,9 +115,11 @@ def test_serving_certificate_is_reissued_for_new_sans(kapiserver_factory):
 
 def test_default_data_dir_is_dot_kapiserver_in_cwd(tmp_path):
     port = free_port()
+    # No PYTHONPATH: this runs the installed package exactly as a user would.
+    log = open(tmp_path / "server.log", "wb")
     process = subprocess.Popen([sys.executable, "-m", "kapiserver", "serve", "--secure-port",
                                 str(port), "--workers", "1"], cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=log, stderr=subprocess.STDOUT)
     try:
         kubeconfig = tmp_path / ".kapiserver" / "admin.kubeconfig"
         deadline = time.monotonic() + 20
@@ -129,7 +131,7 @@ def test_default_data_dir_is_dot_kapiserver_in_cwd(tmp_path):
                 if result.stdout == "ok":
                     break
             time.sleep(0.1)
-        assert result is not None and result.stdout == "ok"
+        assert result is not None and result.stdout == "ok", (tmp_path / "server.log").read_text()
         config = yaml.safe_load(kubeconfig.read_text())
         assert config["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{port}"
         assert (tmp_path / ".kapiserver" / "pki" / "ca.crt").exists()
