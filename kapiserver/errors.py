@@ -8,31 +8,15 @@ upstream words them, because clients and people match on them.
 
 from __future__ import annotations
 
+# strconv.Quote, as upstream's messages use it (%q); one implementation for the server.
+from .apimachinery.field_errors import go_quote
+
 
 def group_resource(group: str, resource: str) -> str:
     """Format a GroupResource as upstream's ``schema.GroupResource.String()`` does."""
     return f"{resource}.{group}" if group else resource
 
 
-def _quote(value: str) -> str:
-    """Quote like Go's ``%q`` for the strings that appear in Status messages."""
-    out = ['"']
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-go_quote = _quote
 
 
 class StatusError(Exception):
@@ -68,7 +52,8 @@ class StatusError(Exception):
         return status
 
 
-def _details(name: str = "", group: str = "", kind: str = "", **extra) -> dict:
+def status_details(name: str = "", group: str = "", kind: str = "", **extra) -> dict:
+    """``StatusDetails`` with upstream's key order, empty fields left out."""
     details = {}
     if name:
         details["name"] = name
@@ -109,10 +94,10 @@ class Forbidden(StatusError):
         if not resource:
             message = f"forbidden: {err}"
         elif name:
-            message = f"{group_resource(group, resource)} {_quote(name)} is forbidden: {err}"
+            message = f"{group_resource(group, resource)} {go_quote(name)} is forbidden: {err}"
         else:
             message = f"{group_resource(group, resource)} is forbidden: {err}"
-        return cls(message, _details(name=name, group=group, kind=resource))
+        return cls(message, status_details(name=name, group=group, kind=resource))
 
 
 class NotFound(StatusError):
@@ -130,8 +115,8 @@ class NotFound(StatusError):
     def for_object(cls, group: str, resource: str, name: str) -> "NotFound":
         """Word the message as ``apierrors.NewNotFound``."""
         return cls(
-            f"{group_resource(group, resource)} {_quote(name)} not found",
-            _details(name=name, group=group, kind=resource),
+            f"{group_resource(group, resource)} {go_quote(name)} not found",
+            status_details(name=name, group=group, kind=resource),
         )
 
 

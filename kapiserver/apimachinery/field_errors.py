@@ -413,13 +413,9 @@ def invalid_status(kind: str, group: str, name: str, errors: Iterable[FieldError
     message = f"{group_kind(kind, group)} {go_quote(name)} is invalid"
     if errors:
         message += f": {aggregate_message(errors)}"
-    details: dict = {}
-    if name:
-        details["name"] = name
-    if group:
-        details["group"] = group
-    if kind:
-        details["kind"] = kind
+    from ..errors import status_details
+
+    details = status_details(name, group, kind)
     if errors:
         details["causes"] = [err.to_cause() for err in errors]
     return {

@@ -274,8 +274,7 @@ class RESTHandler:
                     f"Operation cannot be fulfilled on {self.spec.group_resource} "
                     f"{errors.go_quote(name)}: the object has been modified; please apply "
                     "your changes to the latest version and try again",
-                    {"name": name, **({"group": self.spec.group} if self.spec.group else {}),
-                     "kind": self.spec.resource})
+                    errors.status_details(name, self.spec.group, self.spec.resource))
             patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
             admit(patched, current)
             return patched
@@ -333,11 +332,8 @@ class RESTHandler:
             obj.setdefault("kind", self.spec.kind)
             obj.setdefault("apiVersion", self.spec.api_version)
             return self.respond(ctx, obj)
-        details = {"name": name}
-        if self.spec.group:
-            details["group"] = self.spec.group
-        details["kind"] = self.spec.resource
-        details["uid"] = obj["metadata"].get("uid", "")
+        details = errors.status_details(name, self.spec.group, self.spec.resource,
+                                        uid=obj["metadata"].get("uid", ""))
         return Response(dumps_json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                     "status": "Success", "details": details}), 200,
                         content_type=JSON)

@@ -94,11 +94,7 @@ def _conflict(spec, name: str, reason: str) -> errors.Conflict:
 
 
 def _details(spec, name: str) -> dict:
-    details = {"name": name}
-    if spec.group:
-        details["group"] = spec.group
-    details["kind"] = spec.resource
-    return details
+    return errors.status_details(name, spec.group, spec.resource)
 
 
 OBJECT_MODIFIED = ("the object has been modified; please apply your changes to the latest "

@@ -95,13 +95,10 @@ def _validate_address(address: dict, path: FieldPath, ip_to_node: dict) -> list:
     return validate_non_special_ip(ip, path.child("ip"))
 
 
-def _validate_port(port: dict, require_name: bool, path: FieldPath) -> list:
+def validate_port_and_protocol(port: dict, path: FieldPath) -> list:
+    """``port`` a valid port number and ``protocol`` one of TCP, UDP, SCTP (endpoints and
+    services check both the same way)."""
     errs = []
-    name = port.get("name") or ""
-    if require_name and not name:
-        errs.append(FieldError.required(path.child("name")))
-    elif name:
-        errs += validate_dns1123_label(name, path.child("name"))
     number = _int(port.get("port"))
     errs += [FieldError.invalid(path.child("port"), number, msg)
              for msg in is_valid_port_num(number)]
@@ -110,6 +107,17 @@ def _validate_port(port: dict, require_name: bool, path: FieldPath) -> list:
         errs.append(FieldError.required(path.child("protocol")))
     elif protocol not in PROTOCOLS:
         errs.append(FieldError.not_supported(path.child("protocol"), protocol, PROTOCOLS))
+    return errs
+
+
+def _validate_port(port: dict, require_name: bool, path: FieldPath) -> list:
+    errs = []
+    name = port.get("name") or ""
+    if require_name and not name:
+        errs.append(FieldError.required(path.child("name")))
+    elif name:
+        errs += validate_dns1123_label(name, path.child("name"))
+    errs += validate_port_and_protocol(port, path)
     if port.get("appProtocol") is not None:
         errs += validate_qualified_name(port["appProtocol"], path.child("appProtocol"))
     return errs

@@ -6,7 +6,7 @@ from kapiserver.apimachinery.validation import (is_dns1123_subdomain, is_valid_c
                                                 is_valid_port_num, parse_ip_sloppy,
                                                 validate_labels)
 
-from .endpoints import (PROTOCOLS, validate_dns1123_label, validate_non_special_ip,
+from .endpoints import (validate_port_and_protocol, validate_dns1123_label, validate_non_special_ip,
                         validate_qualified_name)
 from .service_fields import (AFFINITIES, CLUSTER_IP, EXTERNAL_NAME, IP_MODES, LB_SOURCE_RANGES,
                              LOAD_BALANCER, MAX_AFFINITY_TIMEOUT, NODE_PORT, NONE, SINGLE_STACK,
@@ -34,14 +34,7 @@ def _validate_service_port(port: dict, require_name: bool, names: set,
         if name in names:
             errs.append(FieldError.duplicate(path.child("name"), name))
         names.add(name)
-    number = _int(port.get("port"))
-    errs += [FieldError.invalid(path.child("port"), number, msg)
-             for msg in is_valid_port_num(number)]
-    protocol = port.get("protocol") or ""
-    if not protocol:
-        errs.append(FieldError.required(path.child("protocol")))
-    elif protocol not in PROTOCOLS:
-        errs.append(FieldError.not_supported(path.child("protocol"), protocol, PROTOCOLS))
+    errs += validate_port_and_protocol(port, path)
     errs += _validate_port_num_or_name(port.get("targetPort"), path.child("targetPort"))
     if port.get("appProtocol") is not None:
         errs += validate_qualified_name(port["appProtocol"], path.child("appProtocol"))
