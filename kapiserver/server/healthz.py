@@ -72,7 +72,7 @@ class PostStartHook:
         return None if self.done.is_set() else "not finished"
 
 
-def serve(kind: str, checks: list[HealthCheck], subpath: str, args) -> "Response":
+def serve(kind: str, checks: list[HealthCheck], subpath: str, args):
     """Answer ``/{kind}`` (``subpath`` empty) or ``/{kind}/{subpath}`` for one check."""
     if subpath:
         for check in checks:

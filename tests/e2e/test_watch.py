@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-import requests
 
 ADMIN = dict(user="admin", groups=["system:masters"])
 CMS = "/api/v1/namespaces/default/configmaps"

@@ -1,6 +1,5 @@
 """Unit tests of kapiserver.server.healthz.serve against upstream's healthz text format."""
 
-import pytest
 from werkzeug.datastructures import MultiDict
 
 from kapiserver.server.healthz import HealthCheck, PostStartHook, log_check, ping, serve
