@@ -6,7 +6,12 @@ shapes (``APIVersions``, ``APIGroupList``, ``APIGroup``, ``APIResourceList``).
 
 from __future__ import annotations
 
+import hashlib
+
 from ..serialization import dumps_json
+
+#: The aggregated discovery versions served, newest first.
+AGGREGATED_VERSIONS = ("v2", "v2beta1")
 
 
 class Discovery:
@@ -51,6 +56,16 @@ class Discovery:
                     self._documents[f"/api/{version}"] = dumps_json(document)
         self._documents["/apis"] = dumps_json({"kind": "APIGroupList", "apiVersion": "v1",
                                                "groups": named})
+        self._aggregated = {}
+        for path, groups in (("/api", [g for g in self.groups if g.name == ""]),
+                             ("/apis", [g for g in self.groups if g.name != ""])):
+            items = [self._aggregated_group(g) for g in groups]
+            for version in AGGREGATED_VERSIONS:
+                body = dumps_json({"kind": "APIGroupDiscoveryList",
+                                   "apiVersion": f"apidiscovery.k8s.io/{version}",
+                                   "metadata": {}, "items": items})
+                etag = '"' + hashlib.sha512(body).hexdigest().upper() + '"'
+                self._aggregated[path, version] = (body, etag)
 
     @staticmethod
     def _resource(path: str, handler) -> dict:
@@ -66,6 +81,56 @@ class Discovery:
             if spec.storage_version_hash:
                 resource["storageVersionHash"] = spec.storage_version_hash
         return resource
+
+    def _aggregated_group(self, group) -> dict:
+        """One ``APIGroupDiscovery``: every version with its resources and subresources."""
+        metadata = {"name": group.name} if group.name else {}
+        metadata["creationTimestamp"] = None
+        versions = []
+        for version, resources in group.versions.items():
+            entries, subresources = {}, {}
+            for path, handler in sorted(resources.items()):
+                spec = getattr(handler, "spec", None)
+                if spec is None:
+                    continue
+                kind = {"group": "", "version": "", "kind": spec.kind}
+                verbs = sorted(getattr(handler, "verbs", spec.verbs))
+                if "/" in path:
+                    parent, sub = path.split("/", 1)
+                    subresources.setdefault(parent, []).append(
+                        {"subresource": sub, "responseKind": kind, "verbs": verbs})
+                    continue
+                entry = {"resource": path, "responseKind": kind,
+                         "scope": "Namespaced" if spec.namespaced else "Cluster",
+                         "singularResource": spec.singular, "verbs": verbs}
+                if spec.short_names:
+                    entry["shortNames"] = list(spec.short_names)
+                if spec.categories:
+                    entry["categories"] = list(spec.categories)
+                entries[path] = entry
+            for parent, subs in subresources.items():
+                if parent in entries:
+                    entries[parent]["subresources"] = subs
+            versions.append({"version": version, "resources": list(entries.values()),
+                             "freshness": "Current"})
+        return {"metadata": metadata, "versions": versions}
+
+    def aggregated(self, path: str, accept: str):
+        """``(body, content type, etag)`` when ``accept`` asks for aggregated discovery of
+        ``/api`` or ``/apis``; ``None`` otherwise (the client gets the legacy documents)."""
+        path = path.rstrip("/")
+        if path not in ("/api", "/apis") or "g=apidiscovery.k8s.io" not in accept:
+            return None
+        for item in accept.split(","):
+            params = dict(p.strip().partition("=")[::2] for p in item.split(";")[1:])
+            if params.get("g") == "apidiscovery.k8s.io" and \
+                    params.get("as") == "APIGroupDiscoveryList" and \
+                    params.get("v") in AGGREGATED_VERSIONS:
+                body, etag = self._aggregated[path, params["v"]]
+                content_type = (f"application/json;g=apidiscovery.k8s.io;v={params['v']};"
+                                "as=APIGroupDiscoveryList")
+                return body, content_type, etag
+        return None
 
     def document(self, path: str) -> bytes | None:
         return self._documents.get(path.rstrip("/") or path)

@@ -196,6 +196,16 @@ class APIServer:
         if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
         if head in ("api", "apis") and ctx.request.method in ("GET", "HEAD"):
+            aggregated = self.discovery.aggregated(path, ctx.accept)
+            if aggregated is not None:
+                body, content_type, etag = aggregated
+                if ctx.request.headers.get("If-None-Match") == etag:
+                    response = Response(b"", 304)
+                else:
+                    response = Response(body, 200, content_type=content_type)
+                response.headers["ETag"] = etag
+                response.headers["Cache-Control"] = "public"
+                return response
             document = self.discovery.document(path)
             if document is not None:
                 return Response(document, 200, content_type="application/json")

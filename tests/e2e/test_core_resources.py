@@ -309,3 +309,32 @@ def test_field_validation_strict_warn_and_pruning(api):
     assert_status(api.request("POST", path + "?fieldValidation=Loud", json={
         "metadata": {"name": "x"}}, **ADMIN), 400, "BadRequest",
         'fieldValidation parameter unsupported: "Loud". Valid values are: Ignore, Warn, Strict')
+
+
+def test_aggregated_discovery(api):
+    accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+    response = api.get("/api", **ADMIN, headers={"Accept": accept})
+    assert response.headers["Content-Type"] == \
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    assert response.headers["Cache-Control"] == "public"
+    body = response.json()
+    assert body["kind"] == "APIGroupDiscoveryList" and body["metadata"] == {}
+    core = body["items"][0]
+    assert core["metadata"] == {"creationTimestamp": None}
+    resources = {r["resource"]: r for r in core["versions"][0]["resources"]}
+    assert resources["configmaps"] == {
+        "resource": "configmaps", "responseKind": {"group": "", "version": "", "kind": "ConfigMap"},
+        "scope": "Namespaced", "singularResource": "configmap",
+        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update",
+                  "watch"], "shortNames": ["cm"]}
+    assert {"subresource": "status", "responseKind": {"group": "", "version": "",
+                                                      "kind": "Namespace"},
+            "verbs": ["get", "patch", "update"]} in resources["namespaces"]["subresources"]
+    cached = api.get("/api", **ADMIN, headers={"Accept": accept,
+                                               "If-None-Match": response.headers["ETag"]})
+    assert cached.status_code == 304
+    groups = api.get("/apis", **ADMIN, headers={"Accept": accept}).json()["items"]
+    assert "coordination.k8s.io" in [g["metadata"]["name"] for g in groups]
+    # kubectl uses it: api-resources lists what aggregated discovery says.
+    listed = api.kubectl("api-resources", check=True).stdout
+    assert "configmaps" in listed and "leases" in listed
