@@ -201,6 +201,9 @@ class RESTHandler:
         if verb == "get":
             return self.respond(ctx, self.store.get(namespace, info.name))
         if verb == "list":
+            if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):
+                return Response(self.list(ctx, namespace, encoded=True), 200,
+                                content_type=JSON)
             return self.respond(ctx, self.list(ctx, namespace))
         if verb == "watch":
             return self.watch(ctx, namespace)
@@ -299,7 +302,8 @@ class RESTHandler:
             raise errors.BadRequest(str(err)) from None
         return label_selector, field_selector
 
-    def list(self, ctx, namespace: str) -> dict:
+    def list(self, ctx, namespace: str, encoded: bool = False):
+        """The list as a dict, or with ``encoded`` as JSON bytes from the item cache."""
         args = ctx.request.args
         label_selector, field_selector = self.selectors(args)
         limit = args.get("limit", "0")
@@ -307,8 +311,9 @@ class RESTHandler:
             limit = max(int(limit), 0)
         except ValueError:
             raise errors.BadRequest(f"invalid limit: {limit}") from None
-        return self.store.list(namespace, label_selector, field_selector, limit,
-                               args.get("continue", ""), args.get("resourceVersion", ""))
+        listing = self.store.list_json if encoded else self.store.list
+        return listing(namespace, label_selector, field_selector, limit,
+                       args.get("continue", ""), args.get("resourceVersion", ""))
 
     def watch(self, ctx, namespace: str) -> Response:
         from .watch import WatchStream

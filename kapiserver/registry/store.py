@@ -10,6 +10,7 @@ storage holds them without ``resourceVersion`` (the revision is the version).
 from __future__ import annotations
 
 import base64
+import collections
 import copy
 import json
 import random
@@ -17,6 +18,7 @@ import time
 import uuid
 
 from .. import errors
+from ..serialization import dumps_json
 from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
 
 #: upstream's ``names.SimpleNameGenerator`` alphabet and suffix length.
@@ -69,6 +71,37 @@ def decode_continue(token: str) -> tuple[int, str]:
     return revision, start
 
 
+class ItemCache:
+    """Encoded list items by (key, revision), bounded in bytes, least recently used first out.
+
+    A stored revision never changes, so an entry is never stale; LIST then joins bytes
+    instead of decoding and re-encoding every object (upstream keeps serialized objects in
+    its watch cache for the same reason).
+    """
+
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024):
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.entries: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, kv) -> bytes | None:
+        item = self.entries.get((kv.key, kv.mod_revision))
+        if item is not None:
+            self.entries.move_to_end((kv.key, kv.mod_revision))
+        return item
+
+    def put(self, kv, obj: dict) -> bytes:
+        item = dumps_json({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})[:-1]
+        key = (kv.key, kv.mod_revision)
+        if key not in self.entries:
+            self.entries[key] = item
+            self.size += len(item)
+            while self.size > self.max_bytes and self.entries:
+                _, dropped = self.entries.popitem(last=False)
+                self.size -= len(dropped)
+        return item
+
+
 class Preconditions:
     """Delete and update preconditions (``metav1.Preconditions``): uid and resourceVersion."""
 
@@ -110,6 +143,7 @@ class RegistryStore:
         self.storage = storage
         # Called after every write, so this worker's watch cache reads the log at once.
         self.on_write = on_write or (lambda: None)
+        self.item_cache = ItemCache()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -220,8 +254,15 @@ class RegistryStore:
         return self.decode(kv.value, kv.mod_revision)
 
     def list(self, namespace: str = "", label_selector=None, field_selector=None,
-             limit: int = 0, continue_token: str = "", resource_version: str = "") -> dict:
-        """A ``<Kind>List``: items matching the selectors, paginated from one snapshot."""
+             limit: int = 0, continue_token: str = "", resource_version: str = "",
+             encoded: bool = False) -> dict:
+        """A ``<Kind>List``: items matching the selectors, paginated from one snapshot.
+
+        With ``encoded``, ``items`` holds each item's JSON bytes (as list items: without
+        kind and apiVersion), served from the item cache where possible, for
+        ``list_json``.
+        """
+        unfiltered = not label_selector and not field_selector
         prefix = self.spec.key_prefix(namespace)
         revision, start = 0, ""
         if continue_token:
@@ -241,15 +282,22 @@ class RegistryStore:
                                          start_key=start)
                 read_revision = page.revision
                 for index, kv in enumerate(page.items):
-                    obj = self.decode(kv.value, kv.mod_revision)
                     last_key = kv.key
-                    if self.matches(obj, label_selector, field_selector):
+                    cached = self.item_cache.get(kv) if encoded and unfiltered else None
+                    if cached is not None:
+                        items.append(cached)
+                    else:
+                        obj = self.decode(kv.value, kv.mod_revision)
+                        if not self.matches(obj, label_selector, field_selector):
+                            continue
+                        if encoded:
+                            obj = self.item_cache.get(kv) or self.item_cache.put(kv, obj)
                         items.append(obj)
-                        if limit and len(items) == limit:
-                            rest = page.items[index + 1:]
-                            more = bool(rest) or page.more
-                            remaining = len(rest) + page.remaining
-                            break
+                    if limit and len(items) == limit:
+                        rest = page.items[index + 1:]
+                        more = bool(rest) or page.more
+                        remaining = len(rest) + page.remaining
+                        break
                 else:
                     if page.more and page.items:
                         start = page.items[-1].key + "\x00"
@@ -272,11 +320,19 @@ class RegistryStore:
                                                    last_key[len(prefix):] + "\x00")
             if not (label_selector and not label_selector.empty) and not field_selector:
                 metadata["remainingItemCount"] = remaining
-        for obj in items:
-            obj.pop("kind", None)
-            obj.pop("apiVersion", None)
+        if not encoded:
+            for obj in items:
+                obj.pop("kind", None)
+                obj.pop("apiVersion", None)
         return {"kind": self.spec.list_kind, "apiVersion": self.spec.api_version,
                 "metadata": metadata, "items": items}
+
+    def list_json(self, *args, **kwargs) -> bytes:
+        """``list(...)`` encoded as upstream's JSON, items joined from the item cache."""
+        listed = self.list(*args, encoded=True, **kwargs)
+        head = dumps_json({"kind": listed["kind"], "apiVersion": listed["apiVersion"],
+                           "metadata": listed["metadata"]})[:-2]
+        return head + b',"items":[' + b",".join(listed["items"]) + b"]}\n"
 
     def matches(self, obj, label_selector, field_selector) -> bool:
         """True when ``obj`` passes both selectors (either may be None)."""
