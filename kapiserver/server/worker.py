@@ -15,9 +15,20 @@ from gunicorn.workers.ggevent import GeventWorker
 class KapiserverWorker(GeventWorker):
     """gunicorn's gevent worker, plus telling the server that shutdown has begun."""
 
+    def _server(self):
+        # The app may not be built yet: SIGTERM can arrive while the worker boots.
+        app = getattr(self, "wsgi", None)
+        return getattr(app, "extensions", {}).get("kapiserver") if app is not None else None
+
     def handle_exit(self, sig, frame):
-        server = getattr(self.wsgi, "extensions", {}).get("kapiserver")
+        server = self._server()
         if server is not None:
             # Out of the signal handler: setting an Event may need the hub.
             gevent.spawn(server.begin_shutdown)
         super().handle_exit(sig, frame)
+
+    def load_wsgi(self):
+        super().load_wsgi()
+        server = self._server()
+        if not self.alive and server is not None:
+            server.begin_shutdown()  # SIGTERM came while the app was being built

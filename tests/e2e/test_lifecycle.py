@@ -201,3 +201,24 @@ def test_unknown_http_method_is_a_status_not_html(server):
     body = assert_status(response, 405, "MethodNotAllowed")
     assert "<" not in body["message"]
     assert response.headers["Audit-Id"] and response.headers["Cache-Control"]
+
+
+def test_sigterm_while_workers_boot_exits_promptly(kapiserver_factory):
+    import subprocess
+    import sys
+
+    server = kapiserver_factory(plugins=[PROBE], workers=2, start=False,
+                                config={"probe-install-delay": 2})
+    server._log = open(server.log_file, "ab")
+    server.process = subprocess.Popen(
+        [sys.executable, "-m", "kapiserver", "serve", "--config", server.config_file],
+        stdout=server._log, stderr=subprocess.STDOUT, env=server.env, cwd=server.workdir)
+    deadline = time.monotonic() + 20
+    while "Booting worker" not in server.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the workers are inside the 2 s install now
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(15) == 0
+    assert time.monotonic() - started < 8  # not the 10 s grace period of a stuck worker
+    assert "Worker graceful timeout" not in server.log()

@@ -37,6 +37,8 @@ def kapiserver_add_options(options):
                 "seconds the probe post-start hook takes")
     options.add("probe-audit-file", fields.String(load_default=""),
                 "file the probe audit backend appends events to")
+    options.add("probe-install-delay", fields.Float(load_default=0.0),
+                "seconds installing the probe API group takes (a slow worker boot)")
     options.add("probe-controller-file", fields.String(load_default=""),
                 "file the probe controller appends its process id to at every sync")
 
@@ -161,6 +163,7 @@ class ProbeGroup(APIGroupInstaller):
     group = GROUP
 
     def install(self, server):
+        time.sleep(server.config.probe_install_delay)
         delay = server.config.probe_post_start_delay
         server.add_post_start_hook("probe-slow", lambda s: time.sleep(delay))
         blocker = Blocker()
