@@ -14,6 +14,9 @@ log = logging.getLogger(__name__)
 
 LEASE_NAMESPACE = "kube-system"
 LEASE_NAME = "kapiserver-controllers"
+#: Where the Lease is stored: the key the coordination.k8s.io leases registry uses, so
+#: ``kubectl -n kube-system get lease kapiserver-controllers`` shows the leader.
+LEASE_KEY = f"/registry/coordination.k8s.io/leases/{LEASE_NAMESPACE}/{LEASE_NAME}"
 
 
 class ControllerManager:

@@ -9,23 +9,25 @@ chain. Nothing here lives at module level, so two servers in one process stay ap
 from __future__ import annotations
 
 import logging
+import os
 import threading
+
+from flask import Response
 
 from .. import admission
 from ..authentication import union as authn_union
 from ..authorization import union as authz_union
-from ..endpoints.responses import raw_json_response
-from ..errors import ConfigError
-from ..version import version_info
-from . import filters, healthz
-from flask import Response
-
+from ..controllers.manager import LEASE_KEY, ControllerManager
 from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
+from ..endpoints.responses import raw_json_response
+from ..errors import ConfigError
 from ..registry.store import RegistryStore
-from ..controllers.manager import ControllerManager
 from ..storage.compactor import Compactor
+from ..storage.sqlite import SQLiteStore
 from ..storage.watchcache import WatchCache
+from ..version import version_info
+from . import filters, healthz
 from .apigroups import ResourceRoutes
 from .blocking import offload
 from .delegation import DelegationChain
@@ -36,11 +38,7 @@ HEALTH_PATHS = ("healthz", "livez", "readyz")
 
 
 def open_storage(config):
-    """The storage backend named by ``--storage-backend`` (SQLite in the data dir)."""
-    import os
-
-    from ..storage.sqlite import SQLiteStore
-
+    """The embedded SQLite store in the data dir (etcd arrives with its own issue)."""
     os.makedirs(config.data_dir, exist_ok=True)
     return offload(SQLiteStore(os.path.join(config.data_dir, "kapiserver.db")))
 
@@ -115,9 +113,8 @@ class APIServer:
                                    f"{config.bind_address}:{config.secure_port}")
         controllers = pm.collect("kapiserver_controllers", config=config)
         self.controllers = ControllerManager(
-            self.storage, "/registry/coordination.k8s.io/leases/kube-system/"
-                          "kapiserver-controllers",
-            [controllers[name](self) for name in sorted(controllers)], self.stopping)
+            self.storage, LEASE_KEY, [controllers[name](self) for name in sorted(controllers)],
+            self.stopping)
         self.handler = filters.build(self, self._serve_generic)
 
     def rest_handler(self, spec, strategy, subresource: str = "", verbs=None):
