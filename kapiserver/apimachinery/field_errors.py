@@ -138,20 +138,10 @@ OMIT = _Omit()
 
 
 def format_value(value: Any) -> str:
-    """Render a bad value as 1.32's ``Error.ErrorBody`` does."""
-    if isinstance(value, GoValue):
-        return value.text
+    """Render a bad value as 1.32's ``Error.ErrorBody`` does: as ``%#v``, except nil."""
     if value is None:
         # ErrorBody replaces a nil value by the string "null", which %q then quotes.
         return go_quote("null")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return go_int(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, str):
-        return go_quote(value)
     return go_syntax(value)
 
 

@@ -10,7 +10,6 @@ can never both win.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -115,7 +114,3 @@ class LeaderElector:
         self.leading = False
         return False
 
-
-def describe(lease_value: bytes) -> dict:
-    """The spec of a stored lease (for tests and debugging)."""
-    return json.loads(lease_value).get("spec") or {}

@@ -307,31 +307,24 @@ class Set:
     def difference(self, other: Set) -> Set:
         """Paths in this set and not in ``other`` (exactly upstream's ``Difference``: a
         member of ``other`` does not remove the paths beneath it)."""
-        out = Set()
-        out._members = self._members - other._members
-        for pe, child in self._children.items():
-            theirs = other._children.get(pe)
-            if theirs is None:
-                out._children[pe] = child
-            else:
-                rest = child.difference(theirs)
-                if not rest.empty():
-                    out._children[pe] = rest
-        return out
+        return self._difference(other, recursive=False)
 
     def recursive_difference(self, other: Set) -> Set:
         """Like ``difference``, and a member of ``other`` also removes every path beneath
         it (upstream's ``RecursiveDifference``, used for reset fields)."""
+        return self._difference(other, recursive=True)
+
+    def _difference(self, other: Set, recursive: bool) -> Set:
         out = Set()
         out._members = self._members - other._members
         for pe, child in self._children.items():
-            if pe in other._members:
+            if recursive and pe in other._members:
                 continue
             theirs = other._children.get(pe)
             if theirs is None:
                 out._children[pe] = child
             else:
-                rest = child.recursive_difference(theirs)
+                rest = child._difference(theirs, recursive)
                 if not rest.empty():
                     out._children[pe] = rest
         return out

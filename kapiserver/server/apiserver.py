@@ -60,7 +60,6 @@ class APIServer:
             healthz.HealthCheck("ping", healthz.ping),
             healthz.HealthCheck("log", healthz.log_check),
         ]
-        self.in_flight_limiters = ()
         self._version = version_info()
 
         authenticators = {name: factory(self) for name, factory in
@@ -162,10 +161,6 @@ class APIServer:
             backend.shutdown()
         self.watch_cache.close()
         self.storage.close()
-
-    @property
-    def ready(self) -> bool:
-        return not self.stopping.is_set() and all(h.check() is None for h in self.post_start_hooks)
 
     # -- serving -------------------------------------------------------------------------
 

@@ -290,7 +290,6 @@ def with_max_in_flight(server, handler):
     config = server.config
     readonly = InFlightLimiter(config.max_requests_inflight, config.workers)
     mutating = InFlightLimiter(config.max_mutating_requests_inflight, config.workers)
-    server.in_flight_limiters = (readonly, mutating)
     if not readonly.limit and not mutating.limit:
         return handler
 

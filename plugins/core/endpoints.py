@@ -110,13 +110,17 @@ def validate_port_and_protocol(port: dict, path: FieldPath) -> list:
     return errs
 
 
-def _validate_port(port: dict, require_name: bool, path: FieldPath) -> list:
-    errs = []
+def validate_port_name(port: dict, require_name: bool, path: FieldPath) -> list:
+    """``name`` required when several ports exist, and a DNS-1123 label when set (endpoints
+    and services check it the same way)."""
     name = port.get("name") or ""
     if require_name and not name:
-        errs.append(FieldError.required(path.child("name")))
-    elif name:
-        errs += validate_dns1123_label(name, path.child("name"))
+        return [FieldError.required(path.child("name"))]
+    return validate_dns1123_label(name, path.child("name")) if name else []
+
+
+def _validate_port(port: dict, require_name: bool, path: FieldPath) -> list:
+    errs = validate_port_name(port, require_name, path)
     errs += validate_port_and_protocol(port, path)
     if port.get("appProtocol") is not None:
         errs += validate_qualified_name(port["appProtocol"], path.child("appProtocol"))

@@ -6,8 +6,8 @@ from kapiserver.apimachinery.validation import (is_dns1123_subdomain, is_valid_c
                                                 is_valid_port_num, parse_ip_sloppy,
                                                 validate_labels)
 
-from .endpoints import (validate_port_and_protocol, validate_dns1123_label, validate_non_special_ip,
-                        validate_qualified_name)
+from .endpoints import (validate_non_special_ip, validate_port_and_protocol,
+                        validate_port_name, validate_qualified_name)
 from .service_fields import (AFFINITIES, CLUSTER_IP, EXTERNAL_NAME, IP_MODES, LB_SOURCE_RANGES,
                              LOAD_BALANCER, MAX_AFFINITY_TIMEOUT, NODE_PORT, NONE, SINGLE_STACK,
                              SPEC, TOPOLOGY_HINTS, TOPOLOGY_MODE, TRAFFIC_POLICIES, TYPES, _int,
@@ -25,12 +25,9 @@ def _validate_port_num_or_name(value, path: FieldPath) -> list:
 
 def _validate_service_port(port: dict, require_name: bool, names: set,
                            path: FieldPath) -> list:
-    errs = []
+    errs = validate_port_name(port, require_name, path)
     name = port.get("name") or ""
-    if require_name and not name:
-        errs.append(FieldError.required(path.child("name")))
-    elif name:
-        errs += validate_dns1123_label(name, path.child("name"))
+    if name:
         if name in names:
             errs.append(FieldError.duplicate(path.child("name"), name))
         names.add(name)
