@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 from .errors import ConfigError
@@ -49,7 +50,14 @@ def main(argv=None) -> int:
     return 2
 
 
+def _stop_before_serving(signum, frame):
+    raise SystemExit(0)
+
+
 def serve(argv) -> int:
+    # A SIGTERM before gunicorn installs its handlers (while plugins load and certificates
+    # are made) is a clean stop, as it is once serving.
+    signal.signal(signal.SIGTERM, _stop_before_serving)
     from .bootstrap import load_config
     from .server.serving import run
 

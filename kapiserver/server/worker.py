@@ -8,8 +8,15 @@ requests finish within ``--shutdown-grace-period``.
 
 from __future__ import annotations
 
+import os
+import queue
+import signal
+
 import gevent
 from gunicorn.workers.ggevent import GeventWorker
+
+#: Signals that end a worker; one that arrives before the worker's handlers exist is replayed.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
 
 
 class KapiserverWorker(GeventWorker):
@@ -19,6 +26,17 @@ class KapiserverWorker(GeventWorker):
         # The app may not be built yet: SIGTERM can arrive while the worker boots.
         app = getattr(self, "wsgi", None)
         return getattr(app, "extensions", {}).get("kapiserver") if app is not None else None
+
+    def init_signals(self):
+        # Until now this process ran the master's inherited handler, which only queues the
+        # signal in the master's (copied) queue: a SIGTERM sent while the worker was booting
+        # would be lost, and the master would wait the whole graceful timeout for it.
+        master = getattr(signal.getsignal(signal.SIGTERM), "__self__", None)
+        super().init_signals()
+        missed = _drain(getattr(master, "SIG_QUEUE", None))
+        stop = next((sig for sig in missed if sig in STOP_SIGNALS), None)
+        if stop is not None:
+            os.kill(os.getpid(), stop)
 
     def handle_exit(self, sig, frame):
         server = self._server()
@@ -32,3 +50,14 @@ class KapiserverWorker(GeventWorker):
         server = self._server()
         if not self.alive and server is not None:
             server.begin_shutdown()  # SIGTERM came while the app was being built
+
+
+def _drain(signal_queue) -> list:
+    """Everything queued in ``signal_queue`` (a gunicorn master's ``SIG_QUEUE``), if any."""
+    drained = []
+    while signal_queue is not None:
+        try:
+            drained.append(signal_queue.get_nowait())
+        except (queue.Empty, AttributeError):
+            break
+    return drained

@@ -49,4 +49,10 @@ def test_pip_install_then_serve_in_a_fresh_virtualenv(tmp_path):
             f"https://127.0.0.1:{port}"
     finally:
         server.terminate()
-        assert server.wait(30) == 0
+        try:
+            code = server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+            code = None
+        assert code == 0, (workdir / "server.log").read_text()

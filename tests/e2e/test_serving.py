@@ -164,3 +164,41 @@ def test_gunicorn_conf_file_runs_the_same_app(tmp_path):
 def test_plain_http_is_not_served(server):
     with pytest.raises(requests.ConnectionError):
         requests.get(server.url.replace("https://", "http://") + "/version", timeout=5)
+
+
+def test_sigterm_before_a_worker_installs_its_handlers_is_not_lost(tmp_path):
+    # post_fork runs in the new worker before it installs its signal handlers; holding it
+    # there makes the master's SIGTERM land in that window every time. gunicorn alone
+    # loses it and waits the whole graceful timeout (10 s here) before killing the worker.
+    port = free_port()
+    config_file = tmp_path / "kapiserver.yaml"
+    config_file.write_text(yaml.safe_dump({"data-dir": str(tmp_path / "data"),
+                                           "secure-port": port, "workers": 1,
+                                           "shutdown-grace-period": 10}))
+    gunicorn_conf = tmp_path / "gunicorn.conf.py"
+    gunicorn_conf.write_text(
+        f"exec(open({os.path.join(REPO, 'conf', 'gunicorn.conf.py')!r}).read())\n"
+        "import time\n"
+        "def post_fork(server, worker):\n"
+        "    time.sleep(1.5)\n")
+    log_file = tmp_path / "server.log"
+    with open(log_file, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", str(gunicorn_conf)], cwd=tmp_path,
+            env={**os.environ, "KAPISERVER_CONFIG": str(config_file),
+                 "PYTHONPATH": os.pathsep.join(sys.path)},
+            stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 20
+            while "Booting worker" not in log_file.read_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.3)  # inside post_fork's 1.5 s
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert time.monotonic() - started < 8, log_file.read_text()
+    assert "graceful timeout" not in log_file.read_text().lower()
