@@ -30,14 +30,23 @@ class ControllerManager:
         self.controllers = list(controllers)
         self.stopping = stopping
         self.wakeups = {c.name: threading.Event() for c in self.controllers}
+        self._election: threading.Thread | None = None
 
     def start(self) -> None:
         if not self.controllers:
             return
-        threading.Thread(target=self._elect, name="leader-election", daemon=True).start()
+        self._election = threading.Thread(target=self._elect, name="leader-election",
+                                          daemon=True)
+        self._election.start()
         for controller in self.controllers:
             threading.Thread(target=self._run, args=(controller,),
                              name=f"controller/{controller.name}", daemon=True).start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Wait (after ``stopping`` is set) for the Lease to be released, so the next leader
+        need not wait for it to expire; the store must stay open until this returns."""
+        if self._election is not None:
+            self._election.join(timeout)
 
     def wake(self, name: str | None = None) -> None:
         """Ask a controller (or all) to sync now rather than at its next interval."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from marshmallow import fields, validate
-from OpenSSL import SSL
 
 from .types import CommaList, Duration, Path, ip_address, pem_certificates, pem_private_key
 
@@ -81,6 +80,8 @@ def check_tls_pair(config) -> list[str]:
         return [f"{missing}: required when {given} is set"]
     if not cert:
         return []
+    from OpenSSL import SSL
+
     context = SSL.Context(SSL.TLS_SERVER_METHOD)
     try:
         context.use_certificate_chain_file(cert)

@@ -6,7 +6,6 @@ import ipaddress
 import os
 
 from marshmallow import ValidationError, fields
-from OpenSSL import crypto
 
 
 class CommaList(fields.List):
@@ -79,8 +78,11 @@ def pem_certificates(path: str) -> None:
     load_pem_certificates(path)
 
 
-def load_pem_certificates(path: str) -> list[crypto.X509]:
+def load_pem_certificates(path: str) -> list:
     """Load every PEM certificate in ``path``; raise ``ValidationError`` when there is none."""
+    # pyOpenSSL only when a certificate is read: the gunicorn master usually reads none.
+    from OpenSSL import crypto
+
     with open(path, "rb") as f:
         data = f.read()
     certs = []
@@ -99,6 +101,8 @@ def pem_private_key(path: str) -> None:
     """Fail unless ``path`` is empty or holds a parsable, unencrypted PEM private key."""
     if not path:
         return
+    from OpenSSL import crypto
+
     readable_file(path)
     with open(path, "rb") as f:
         data = f.read()

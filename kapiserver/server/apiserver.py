@@ -155,6 +155,7 @@ class APIServer:
 
     def close(self) -> None:
         self.begin_shutdown()
+        self.controllers.stop()
         for delegate in self.delegation.delegates:
             delegate.close()
         for backend in self.audit_backends:

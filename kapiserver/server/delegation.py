@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 
-from ..endpoints.responses import not_found_text, status_response
 from ..errors import NotFound
 
 log = logging.getLogger(__name__)
@@ -44,6 +43,9 @@ class DelegationChain:
 
 
 def not_found(ctx):
+    # Imported here: plugins import this module in the gunicorn master, which needs no Flask.
+    from ..endpoints.responses import not_found_text, status_response
+
     path = ctx.request.path
     if path in ("/api", "/apis") or path.startswith(("/api/", "/apis/")):
         return status_response(NotFound.for_path(), ctx.accept)

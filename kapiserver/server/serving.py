@@ -13,7 +13,7 @@ import ssl
 
 from gunicorn.app.base import BaseApplication
 
-from ..pki import PKI, server_url, serving_hosts
+from .forked import call_in_child
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,8 @@ def prepare_tls(config) -> dict:
     CA always signs ``admin.kubeconfig``'s client certificate, so it is always trusted for
     client certificates, besides ``--client-ca-file``.
     """
+    from ..pki import PKI, server_url, serving_hosts
+
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
     pki = PKI(config.data_dir)
     if config.tls_cert_file:
@@ -44,10 +46,15 @@ def prepare_tls(config) -> dict:
         pki.ensure_serving_cert(serving_hosts(config.bind_address, config.tls_sans))
         certfile, keyfile, embed_ca = pki.serving_cert_file, pki.serving_key_file, True
     client_ca = pki.write_client_ca_bundle([config.client_ca_file])
-    kubeconfig = pki.ensure_admin_kubeconfig(server_url(config.bind_address, config.secure_port),
-                                             embed_ca=embed_ca)
+    url = server_url(config.bind_address, config.secure_port)
+    kubeconfig = pki.ensure_admin_kubeconfig(url, embed_ca=embed_ca)
     return {"certfile": certfile, "keyfile": keyfile, "ca_certs": client_ca,
-            "kubeconfig": kubeconfig, "ca_file": pki.ca_cert_file}
+            "kubeconfig": kubeconfig, "ca_file": pki.ca_cert_file, "url": url}
+
+
+def prepare_tls_in_child(config) -> dict:
+    """``prepare_tls`` in a forked child: the gunicorn master stays free of ``cryptography``."""
+    return call_in_child(prepare_tls, config)
 
 
 def ssl_context(conf, default_ssl_context_factory):
@@ -118,9 +125,8 @@ class GunicornApplication(BaseApplication):
 def run(config, pm) -> None:
     """Prepare TLS and run gunicorn in the foreground until it is stopped."""
     configure_logging(config.log_level)
-    tls = prepare_tls(config)
-    log.info("serving on %s; admin kubeconfig: %s",
-             server_url(config.bind_address, config.secure_port), tls["kubeconfig"])
+    tls = prepare_tls_in_child(config)
+    log.info("serving on %s; admin kubeconfig: %s", tls["url"], tls["kubeconfig"])
     GunicornApplication(config, pm, gunicorn_settings(config, tls)).run()
 
 
@@ -140,7 +146,7 @@ def settings_from_environment(default_config_file: str) -> dict:
     os.environ[CONFIG_ENV] = os.path.abspath(config_file)
     config, _ = load_config(["--config", config_file])
     configure_logging(config.log_level)
-    settings = gunicorn_settings(config, prepare_tls(config))
+    settings = gunicorn_settings(config, prepare_tls_in_child(config))
     settings["wsgi_app"] = "kapiserver.server.serving:app_from_environment()"
     return settings
 

@@ -7,7 +7,14 @@ from kapiserver.options.types import Path
 
 from .anonymous import AnonymousAuthenticator
 from .tokenfile import TokenFileAuthenticator, validate_token_file
-from .x509 import X509Authenticator
+
+
+def _x509(server):
+    # Imported in the worker that builds it: the gunicorn master, which also runs this
+    # plugin's hooks, then never loads pyOpenSSL and cryptography (~13 MiB).
+    from .x509 import X509Authenticator
+
+    return X509Authenticator.from_config(server.config)
 
 
 @hookimpl
@@ -22,7 +29,7 @@ def kapiserver_add_options(options):
 def kapiserver_authenticators(config):
     authenticators = {
         # Always on: the data dir's CA signs admin.kubeconfig's certificate.
-        "x509": lambda server: X509Authenticator.from_config(server.config),
+        "x509": _x509,
     }
     if config.token_auth_file:
         authenticators["tokenfile"] = (
