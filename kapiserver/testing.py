@@ -27,6 +27,7 @@ import requests
 import yaml
 
 from .pki import PKI, server_url, write_kubeconfig
+from .server.apiserver import READY_LOG
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
@@ -73,6 +74,7 @@ class KapiserverProcess:
         command = self.command or [sys.executable, "-m", "kapiserver", "serve",
                                    "--config", self.config_file]
         self._log = open(self.log_file, "ab")
+        self._log_offset = self._log.tell()
         self.process = subprocess.Popen(command + self.args, stdout=self._log,
                                         stderr=subprocess.STDOUT, env=self.env,
                                         cwd=self.workdir)
@@ -86,7 +88,7 @@ class KapiserverProcess:
                 raise RuntimeError(f"kapiserver exited with {self.process.returncode}:\n"
                                    f"{self.log()}")
             try:
-                if os.path.exists(self.pki.ca_cert_file):
+                if os.path.exists(self.pki.ca_cert_file) and self._workers_ready():
                     if self.get("/readyz", user="admin", groups=["system:masters"],
                                 timeout=2).status_code == 200:
                         return
@@ -94,6 +96,16 @@ class KapiserverProcess:
                 pass
             time.sleep(0.05)
         raise RuntimeError(f"kapiserver not ready after {timeout}s:\n{self.log()}")
+
+    def _workers_ready(self) -> bool:
+        # /readyz speaks for whichever worker took the connection; each worker also logs
+        # when its post-start hooks are done (at info, the default level).
+        if str(self.config.get("log-level", "info")).lower() not in ("info", "debug"):
+            return True
+        with open(self.log_file, "rb") as f:
+            f.seek(getattr(self, "_log_offset", 0))
+            logged = f.read().count(READY_LOG.encode())
+        return logged >= int(self.config.get("workers", 1))
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> int:
         """Signal the server (by its PID) and wait for it; return its exit code."""

@@ -35,6 +35,8 @@ from .delegation import DelegationChain
 log = logging.getLogger(__name__)
 
 HEALTH_PATHS = ("healthz", "livez", "readyz")
+#: Logged (at info) by each worker once its post-start hooks have all finished.
+READY_LOG = "worker ready"
 
 
 def open_storage(config):
@@ -146,6 +148,14 @@ class APIServer:
         for hook in self.post_start_hooks:
             threading.Thread(target=hook.run, args=(self,), name=f"poststarthook/{hook.name}",
                              daemon=True).start()
+        threading.Thread(target=self._log_when_ready, name="ready-log", daemon=True).start()
+
+    def _log_when_ready(self) -> None:
+        # One line per worker: with several workers, /readyz answering 200 says only that
+        # the worker which took that connection is ready.
+        for hook in self.post_start_hooks:
+            hook.done.wait()
+        log.info("%s (pid %d): every post-start hook finished", READY_LOG, os.getpid())
 
     def begin_shutdown(self) -> None:
         """Fail readiness and ask long-running requests to end."""

@@ -14,6 +14,7 @@ from . import services
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .endpoints import ENDPOINTS, EndpointsStrategy
 from .events import EVENTS, EventStrategy
+from .kubernetes_service import ensure_kubernetes_service
 from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
 from .namespace_controller import NamespaceController
 from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
@@ -33,6 +34,7 @@ class CoreV1(APIGroupInstaller):
     def install(self, server):
         server.add_post_start_hook("start-system-namespaces-controller",
                                    ensure_system_namespaces)
+        server.add_post_start_hook("bootstrap-controller", ensure_kubernetes_service)
         return APIGroupInfo("", {"v1": {
             "configmaps": server.rest_handler(CONFIGMAPS, ConfigMapStrategy(CONFIGMAPS)),
             "namespaces": server.rest_handler(NAMESPACES, NamespaceStrategy(NAMESPACES)),

@@ -136,6 +136,11 @@ def test_pagination_is_consistent(api):
 
 def test_namespace_delete_is_terminating_and_blocks_new_content(api):
     api.request("POST", "/api/v1/namespaces", json={"metadata": {"name": "doomed"}}, **ADMIN)
+    # A finalizer holds the namespace in Terminating: the namespace controller would
+    # otherwise remove an empty one before the next request.
+    held = "/api/v1/namespaces/doomed/configmaps/held"
+    api.request("POST", "/api/v1/namespaces/doomed/configmaps", json={
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}, **ADMIN)
     deleted = api.request("DELETE", "/api/v1/namespaces/doomed", **ADMIN).json()
     assert deleted["kind"] == "Namespace" and deleted["status"]["phase"] == "Terminating"
     assert deleted["metadata"]["deletionTimestamp"]
@@ -144,6 +149,8 @@ def test_namespace_delete_is_terminating_and_blocks_new_content(api):
     assert_status(refused, 403, "Forbidden",
                   'configmaps "late" is forbidden: unable to create new content in namespace '
                   "doomed because it is being terminated")
+    api.request("PATCH", held, data=json.dumps({"metadata": {"finalizers": None}}),
+                headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
 
 
 def test_unconditional_update_and_immutable_configmap(api):

@@ -38,6 +38,7 @@ def test_readyz_verbose_through_kubectl(server):
     result = server.kubectl("get", "--raw", "/readyz?verbose", check=True)
     assert result.stdout == ("[+]ping ok\n[+]log ok\n"
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
+                             "[+]poststarthook/bootstrap-controller ok\n"
                              "[+]poststarthook/probe-slow ok\n"
                              "[+]shutdown ok\nreadyz check passed\n")
 
