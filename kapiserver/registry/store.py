@@ -230,7 +230,7 @@ class RegistryStore:
                     return obj
                 raise self._already_exists(name)
             try:
-                revision = self.storage.create(key, self.encode(obj))
+                revision = self.storage.create(key, self.encode(obj), self.strategy.ttl)
             except KeyExists:
                 if generate and attempt + 1 < _GENERATE_NAME_RETRIES:
                     continue
@@ -443,7 +443,8 @@ class RegistryStore:
         if new == old:
             return new  # no-op updates write nothing, as upstream
         try:
-            written = self.storage.update(key, self.encode(new), revision)
+            written = self.storage.update(key, self.encode(new), revision,
+                                          self.strategy.ttl)
         except Conflict:
             raise _conflict(self.spec, name, OBJECT_MODIFIED) from None
         except KeyNotFound:
@@ -502,7 +503,8 @@ class RegistryStore:
                     if not dry_run:
                         try:
                             written = self.storage.update(key, self.encode(obj),
-                                                          current.mod_revision)
+                                                          current.mod_revision,
+                                                          self.strategy.ttl)
                         except Conflict:
                             continue
                         meta["resourceVersion"] = str(written)

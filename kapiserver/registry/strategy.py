@@ -28,8 +28,10 @@ class Strategy:
     allow_create_on_update = False
     allow_unconditional_update = True
 
-    def __init__(self, spec):
+    def __init__(self, spec, ttl: float = 0):
         self.spec = spec
+        #: Seconds after its last write an object is deleted (0: never; events: --event-ttl).
+        self.ttl = ttl
 
     # -- defaulting ----------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from ..endpoints.responses import raw_json_response
 from ..errors import ConfigError
 from ..registry.store import RegistryStore
 from ..storage.compactor import Compactor
+from ..storage.expiry import Expirer
 from ..storage.sqlite import SQLiteStore
 from ..storage.watchcache import WatchCache
 from ..version import version_info
@@ -35,6 +36,8 @@ from .delegation import DelegationChain
 log = logging.getLogger(__name__)
 
 HEALTH_PATHS = ("healthz", "livez", "readyz")
+#: Seconds between two sweeps for storage keys whose TTL ran out (events).
+EXPIRY_INTERVAL = 1.0
 #: Logged (at info) by each worker once its post-start hooks have all finished.
 READY_LOG = "worker ready"
 
@@ -144,6 +147,7 @@ class APIServer:
     def start(self) -> None:
         """Start the compactor and the post-start hooks, each in a background thread."""
         Compactor(self.storage, self.config.etcd_compaction_interval, self.stopping).start()
+        Expirer(self.storage, EXPIRY_INTERVAL, self.stopping).start()
         self.controllers.start()
         for hook in self.post_start_hooks:
             threading.Thread(target=hook.run, args=(self,), name=f"poststarthook/{hook.name}",

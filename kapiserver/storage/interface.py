@@ -96,15 +96,20 @@ class Store:
         """
         raise NotImplementedError
 
-    def create(self, key: str, value: bytes) -> int:
-        """Store a new key; return its revision. Raise ``KeyExists`` if it exists."""
+    def create(self, key: str, value: bytes, ttl: float = 0) -> int:
+        """Store a new key; return its revision. Raise ``KeyExists`` if it exists.
+
+        With ``ttl`` (seconds), the key is deleted that long after this write unless it is
+        written again first (an etcd lease: each write attaches a new one, or none).
+        """
         raise NotImplementedError
 
-    def update(self, key: str, value: bytes, expected_mod_revision: int) -> int:
+    def update(self, key: str, value: bytes, expected_mod_revision: int,
+               ttl: float = 0) -> int:
         """Replace the key's value if its ``mod_revision`` is as expected; return the revision.
 
         Raise ``KeyNotFound`` when absent, ``Conflict`` (carrying the current value) when
-        another write came first.
+        another write came first. ``ttl`` as for ``create``.
         """
         raise NotImplementedError
 
@@ -114,6 +119,11 @@ class Store:
         Return the deletion's revision and the value deleted. Raise ``KeyNotFound`` or
         ``Conflict``.
         """
+        raise NotImplementedError
+
+    def expire(self) -> int:
+        """Delete the keys whose ``ttl`` has run out; return how many. A backend whose keys
+        expire by themselves (etcd leases) does nothing here. Safe to call concurrently."""
         raise NotImplementedError
 
     def current_revision(self) -> int:

@@ -15,7 +15,8 @@ The index ``(key, rev, deleted)`` finds a key's newest row at or below any revis
 one seek and lets range reads and counts run on the index alone. ``AUTOINCREMENT`` keeps
 the highest revision ever used in ``sqlite_sequence``, so revisions never repeat even
 after compaction deleted the rows that carried them. ``meta`` holds the compacted
-revision.
+revision. ``lease`` holds, for each key written with a ``ttl``, the revision of that
+write and when it expires; ``expire()`` deletes the key if it was not written since.
 
 Concurrency
 -----------
@@ -32,6 +33,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from contextlib import contextmanager
 
@@ -61,6 +63,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     " WITHOUT ROWID",
     "INSERT OR IGNORE INTO meta (name, value) VALUES ('compacted', 0)",
+    "CREATE TABLE IF NOT EXISTS lease (key TEXT PRIMARY KEY, rev INTEGER NOT NULL,"
+    " expires REAL NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS lease_expires ON lease (expires)",
 )
 
 SQL_CURRENT = "SELECT seq FROM sqlite_sequence WHERE name = 'kv'"
@@ -75,6 +80,9 @@ SQL_HEAD = ("SELECT rev, create_rev, deleted FROM kv WHERE key = ? "
 SQL_VALUE = "SELECT value FROM kv WHERE rev = ?"
 SQL_INSERT = ("INSERT INTO kv (rev, key, value, create_rev, prev_rev, deleted) "
               "VALUES (?, ?, ?, ?, ?, ?)")
+SQL_LEASE = "INSERT OR REPLACE INTO lease (key, rev, expires) VALUES (?, ?, ?)"
+SQL_UNLEASE = "DELETE FROM lease WHERE key = ?"
+SQL_EXPIRED = "SELECT key, rev FROM lease WHERE expires <= ? ORDER BY expires LIMIT ?"
 SQL_EVENTS = (
     "SELECT kv.rev, kv.key, kv.value, kv.create_rev, kv.deleted, prev.value "
     "FROM kv LEFT JOIN kv AS prev ON prev.rev = kv.prev_rev "
@@ -142,13 +150,15 @@ class SQLiteStore(Store):
     an fsync per write; choose it when the data dir is the only copy that matters.
     """
 
-    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL"):
+    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL", clock=time.time):
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, "
                              f"not {synchronous!r}")
         self.path = os.fspath(path)
         self.synchronous = synchronous
+        #: Wall-clock seconds: expiry times are shared by processes and survive restarts.
+        self._clock = clock
         self._closed = False
         self._reset_connections()
         self._init_schema()
@@ -332,28 +342,59 @@ class SQLiteStore(Store):
 
     # -- writes --------------------------------------------------------------------
 
-    def create(self, key: str, value: bytes) -> int:
-        """Store a new key; return its revision. Raise ``KeyExists`` if it exists."""
+    def create(self, key: str, value: bytes, ttl: float = 0) -> int:
+        """Store a new key; return its revision. Raise ``KeyExists`` if it exists.
+
+        With ``ttl`` (seconds), ``expire()`` deletes the key that long after this write
+        unless it is written again first.
+        """
         with self._write() as conn:
             row = conn.execute(SQL_HEAD, (key,)).fetchone()
             if row is not None and not row[2]:
                 raise KeyExists(key)
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, value, rev, 0, 0))
+            self._lease(conn, key, rev, ttl)
         return rev
 
-    def update(self, key: str, value: bytes, expected_mod_revision: int) -> int:
+    def update(self, key: str, value: bytes, expected_mod_revision: int,
+               ttl: float = 0) -> int:
         """Replace the key's value if its ``mod_revision`` is as expected; return the revision.
 
         ``expected_mod_revision`` 0 means no precondition (no write ever has revision 0).
         Raise ``KeyNotFound`` when absent, ``Conflict`` (carrying the current value) when
-        another write came first.
+        another write came first. ``ttl`` as for ``create`` (none: the key stays).
         """
         with self._write() as conn:
             mod_rev, create_rev = self._check(conn, key, expected_mod_revision)
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, value, create_rev, mod_rev, 0))
+            self._lease(conn, key, rev, ttl)
         return rev
+
+    def _lease(self, conn: sqlite3.Connection, key: str, rev: int, ttl: float) -> None:
+        # Like an etcd put: each write attaches its own lease, or none.
+        if ttl and ttl > 0:
+            conn.execute(SQL_LEASE, (key, rev, self._clock() + ttl))
+        else:
+            conn.execute(SQL_UNLEASE, (key,))
+
+    def expire(self, batch: int = 500) -> int:
+        """Delete the keys whose ``ttl`` ran out since their last write; return how many.
+
+        A key written again after its expiry was read is left alone (the delete's
+        revision precondition fails), so concurrent callers and writers are safe.
+        """
+        expired = self._conn().execute(SQL_EXPIRED, (self._clock(), batch)).fetchall()
+        deleted = 0
+        for key, rev in expired:
+            try:
+                self.delete(key, rev)
+                deleted += 1
+            except (KeyNotFound, Conflict):
+                with self._write() as conn:  # stale: a newer write or a delete won
+                    conn.execute("DELETE FROM lease WHERE key = ? AND rev = ?", (key, rev))
+        return deleted
 
     def delete(self, key: str, expected_mod_revision: int = 0) -> tuple[int, KeyValue]:
         """Delete the key (only if at ``expected_mod_revision`` when non-zero).
@@ -366,6 +407,7 @@ class SQLiteStore(Store):
             value = conn.execute(SQL_VALUE, (mod_rev,)).fetchone()[0]
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, None, create_rev, mod_rev, 1))
+            conn.execute(SQL_UNLEASE, (key,))
         return rev, KeyValue(key, value, create_rev, mod_rev)
 
     @staticmethod

@@ -7,6 +7,7 @@ services' cluster IPs and node ports come from ``--service-cluster-ip-range`` an
 
 from marshmallow import fields
 
+from kapiserver.options.types import Duration
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
@@ -46,7 +47,8 @@ class CoreV1(APIGroupInstaller):
             "secrets": server.rest_handler(SECRETS, SecretStrategy(SECRETS)),
             "serviceaccounts": server.rest_handler(SERVICEACCOUNTS,
                                                    ServiceAccountStrategy(SERVICEACCOUNTS)),
-            "events": server.rest_handler(EVENTS, EventStrategy(EVENTS)),
+            "events": server.rest_handler(EVENTS, EventStrategy(EVENTS,
+                                                                ttl=server.config.event_ttl)),
             "endpoints": server.rest_handler(ENDPOINTS, EndpointsStrategy(ENDPOINTS)),
             **services.install(server),
         }})
@@ -54,6 +56,8 @@ class CoreV1(APIGroupInstaller):
 
 @hookimpl
 def kapiserver_add_options(options):
+    options.add("event-ttl", Duration(load_default=3600.0),
+                "how long events are kept after their last write (e.g. 1h, 30m)")
     options.add("service-cluster-ip-range",
                 fields.String(load_default=DEFAULT_SERVICE_CIDR, validate=validate_service_cidr),
                 "CIDR from which services' cluster IPs are allocated; its first address is "

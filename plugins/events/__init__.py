@@ -18,7 +18,9 @@ class EventsV1(APIGroupInstaller):
 
     def install(self, server):
         return APIGroupInfo(self.group, {"v1": {
-            "events": server.rest_handler(EVENTS, EventStrategy(EVENTS)),
+            # --event-ttl is the core plugin's option: both APIs write the same objects.
+            "events": server.rest_handler(EVENTS, EventStrategy(
+                EVENTS, ttl=getattr(server.config, "event_ttl", 0))),
         }})
 
 
