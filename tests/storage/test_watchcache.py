@@ -1,0 +1,121 @@
+"""The per-worker watch cache: fan-out, resume, compaction and resync, slow watchers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kapiserver.storage import ADDED, DELETED, MODIFIED
+from kapiserver.storage.sqlite import SQLiteStore
+from kapiserver.storage.watchcache import TooOldResourceVersion, WatchCache
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "kv.db"
+
+
+@pytest.fixture
+def store(path):
+    store = SQLiteStore(path)
+    yield store
+    store.close()
+
+
+def drain(watcher, count: int, timeout: float = 5.0) -> list:
+    events, deadline = [], time.monotonic() + timeout
+    while len(events) < count and time.monotonic() < deadline and not watcher.closed:
+        events += watcher.get(0.1)
+    return events
+
+
+def test_watchers_get_their_prefix_in_order_including_other_processes_writes(store, path):
+    cache = WatchCache(store, interval=0.01)
+    other = SQLiteStore(path)  # another worker: its writes are only seen by polling
+    try:
+        cms = cache.watch("/registry/configmaps/", store.current_revision())
+        rev = store.create("/registry/configmaps/a/x", b"1")
+        other.create("/registry/secrets/a/s", b"s")
+        rev = other.update("/registry/configmaps/a/x", b"2", rev)
+        store.delete("/registry/configmaps/a/x", rev)
+        cache.notify()
+        events = drain(cms, 3)
+        assert [(e.type, e.key) for e in events] == [
+            (ADDED, "/registry/configmaps/a/x"), (MODIFIED, "/registry/configmaps/a/x"),
+            (DELETED, "/registry/configmaps/a/x")]
+        assert [e.revision for e in events] == sorted(e.revision for e in events)
+    finally:
+        other.close()
+        cache.close()
+
+
+def test_resume_from_the_buffer_and_from_the_store_before_it(store):
+    start = store.current_revision()
+    for i in range(5):
+        store.create(f"/k/{i}", b"v")
+    cache = WatchCache(store, interval=0.01, capacity=2)  # buffers only what follows
+    try:
+        rev = store.create("/k/5", b"v")
+        assert cache.wait_for(rev, 5)
+        from_buffer = drain(cache.watch("/k/", rev - 1), 1)
+        assert [e.key for e in from_buffer] == ["/k/5"]
+        from_store = drain(cache.watch("/k/", start), 6)
+        assert [e.key for e in from_store] == [f"/k/{i}" for i in range(6)]
+    finally:
+        cache.close()
+
+
+def test_a_compacted_revision_is_too_old_on_every_worker(store):
+    cache = WatchCache(store, interval=0.01)
+    try:
+        first = store.create("/k/a", b"1")
+        for i in range(3):
+            store.create(f"/k/{i}", b"v")
+        store.compact(store.current_revision())
+        with pytest.raises(TooOldResourceVersion):
+            cache.watch("/k/", first - 1)
+    finally:
+        cache.close()
+
+
+def test_compaction_past_the_feed_closes_watchers_and_the_cache_resyncs(store, path):
+    cache = WatchCache(store, interval=3600)  # polls only when told to
+    writer = SQLiteStore(path)  # writes the cache is not told about
+    try:
+        watcher = cache.watch("/k/", store.current_revision())
+        for i in range(3):
+            writer.create(f"/k/{i}", b"v")
+        writer.compact(writer.current_revision())  # the feed's position is gone
+        cache.notify()
+        deadline = time.monotonic() + 5
+        while not watcher.closed and time.monotonic() < deadline:
+            watcher.get(0.05)
+        assert watcher.closed
+        assert "compacted" in watcher.close_reason
+        assert cache.revision == writer.current_revision()
+        # The cache goes on from the current revision: new watchers get new events.
+        fresh = cache.watch("/k/", cache.revision)
+        writer.create("/k/after", b"v")
+        cache.notify()
+        assert [e.key for e in drain(fresh, 1)] == ["/k/after"]
+    finally:
+        writer.close()
+        cache.close()
+
+
+def test_a_slow_watcher_is_closed_and_never_stalls_the_others(store):
+    cache = WatchCache(store, interval=0.01, max_pending=3)
+    try:
+        slow = cache.watch("/k/", store.current_revision())
+        fast = cache.watch("/k/", store.current_revision())
+        received = []
+        for i in range(6):
+            store.create(f"/k/{i}", b"v")
+            cache.notify()
+            received += drain(fast, 1)
+        assert len(received) == 6
+        assert slow.closed and "behind" in slow.close_reason
+        assert slow not in cache.watchers
+    finally:
+        cache.close()
