@@ -199,6 +199,9 @@ class RESTHandler:
             raise errors.MethodNotAllowed()
         namespace = info.namespace if self.spec.namespaced else ""
         if verb == "get":
+            if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):
+                return Response(self.store.get_json(namespace, info.name), 200,
+                                content_type=JSON)
             return self.respond(ctx, self.store.get(namespace, info.name))
         if verb == "list":
             if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):

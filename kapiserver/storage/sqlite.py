@@ -139,6 +139,20 @@ def prefix_end(prefix: str) -> str | None:
     return stripped[:-1] + chr(code)
 
 
+def _os_thread_local():
+    """A thread-local of OS threads, even under gevent's monkey-patching.
+
+    gevent makes ``threading.local`` greenlet-local: every request would open its own
+    connection. Per OS thread, greenlets of one thread share a connection, which is safe
+    because a statement runs to completion without yielding to another greenlet.
+    """
+    try:
+        from gevent import monkey
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        return threading.local()
+    return monkey.get_original("_thread", "_local")()
+
+
 class SQLiteStore(Store):
     """A ``Store`` in one SQLite file, shared safely by threads and processes.
 
@@ -167,7 +181,7 @@ class SQLiteStore(Store):
 
     def _reset_connections(self) -> None:
         self._pid = os.getpid()
-        self._local = threading.local()
+        self._local = _os_thread_local()
         self._lock = threading.Lock()
         # Weak: a connection closes when its thread ends and drops its thread-local.
         self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
