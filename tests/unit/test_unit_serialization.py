@@ -66,9 +66,38 @@ def test_indent_no_trailing_newline():
 
 def test_yaml_block_style_and_order():
     out = dumps_yaml({"kind": "Status", "b": [1, 2], "a": {"x": "multi\nline"}})
-    assert out == b"kind: Status\nb:\n- 1\n- 2\na:\n  x: |-\n    multi\n    line\n"
+    assert out == b"a:\n  x: |-\n    multi\n    line\nb:\n- 1\n- 2\nkind: Status\n"
     assert yaml.safe_load(out) == {"kind": "Status", "b": [1, 2], "a": {"x": "multi\nline"}}
 
 
 def test_yaml_unicode():
     assert dumps_yaml({"s": "é"}) == "s: é\n".encode("utf-8")
+
+
+def test_yaml_matches_the_reference_byte_for_byte():
+    import pathlib
+
+    path = pathlib.Path("/work/shared/reference/get-configmap-yaml.json")
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    body = json.loads(path.read_text())["response"]["body"]
+    # Any key order in: go-yaml's order out.
+    obj = yaml.safe_load(body)
+    shuffled = dict(reversed(list(obj.items())))
+    assert dumps_yaml(shuffled).decode() == body
+
+
+@pytest.mark.parametrize("value, line", [
+    ("1", 'k: "1"\n'), ("", 'k: ""\n'), ("true", 'k: "true"\n'), ("yes", 'k: "yes"\n'),
+    ("null", 'k: "null"\n'), ("1.5", 'k: "1.5"\n'), ("2026-01-02T03:04:05Z",
+                                                     'k: "2026-01-02T03:04:05Z"\n'),
+    ("x: y", "k: 'x: y'\n"), ("- a", "k: '- a'\n"), ("plain", "k: plain\n"),
+])
+def test_yaml_quotes_as_go_yaml(value, line):
+    assert dumps_yaml({"k": value}).decode() == line
+
+
+def test_yaml_key_order_is_go_yamls():
+    keys = ["b", "a10", "a9", "f:a", ".", "A", "_x"]
+    assert list(yaml.safe_load(dumps_yaml(dict.fromkeys(keys, 1)))) == [
+        ".", "_x", "A", "a9", "a10", "b", "f:a"]
