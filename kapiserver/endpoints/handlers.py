@@ -332,10 +332,10 @@ class RESTHandler:
         pre = body.get("preconditions") or {}
         dry_run = _dry_run(ctx.request.args) or body.get("dryRun") == ["All"]
         name = ctx.info.name
-        self._admitter(ctx, DELETE, name, dry_run)(self.store.get(namespace, name))
         obj, deleted = self.store.delete(namespace, name,
                                          Preconditions(pre.get("uid", ""),
-                                                       pre.get("resourceVersion", "")), dry_run)
+                                                       pre.get("resourceVersion", "")), dry_run,
+                                         self._admitter(ctx, DELETE, name, dry_run))
         if not deleted or self.store.strategy.return_deleted_object:
             obj.setdefault("kind", self.spec.kind)
             obj.setdefault("apiVersion", self.spec.api_version)
@@ -356,8 +356,8 @@ class RESTHandler:
         for item in listed["items"]:
             name = item["metadata"]["name"]
             try:
-                self._admitter(ctx, DELETE, name, dry_run)(item)
-                obj, _ = self.store.delete(namespace, name, None, dry_run)
+                obj, _ = self.store.delete(namespace, name, None, dry_run,
+                                           self._admitter(ctx, DELETE, name, dry_run))
             except errors.NotFound:
                 continue  # deleted meanwhile: that is what was asked
             obj.pop("kind", None)

@@ -496,8 +496,12 @@ class RegistryStore:
     # -- delete -----------------------------------------------------------------------------
 
     def delete(self, namespace: str, name: str, preconditions: Preconditions | None = None,
-               dry_run: bool = False) -> tuple[dict, bool]:
-        """Delete, or mark for deletion when finalizers remain. Returns ``(object, deleted)``."""
+               dry_run: bool = False, admit=None) -> tuple[dict, bool]:
+        """Delete, or mark for deletion when finalizers remain. Returns ``(object, deleted)``.
+
+        ``admit(obj)`` sees the object about to be deleted, as read for this attempt
+        (upstream's ``deleteValidation``), and may refuse by raising.
+        """
         key = self.spec.key(namespace, name)
         for _ in range(16):
             try:
@@ -507,6 +511,8 @@ class RegistryStore:
             obj = self.decode(current.value, current.mod_revision)
             if preconditions:
                 preconditions.check(self.spec, name, obj)
+            if admit is not None:
+                admit(obj)
             meta = obj["metadata"]
             if self.strategy.deletion_pending(obj):
                 if not meta.get("deletionTimestamp"):
