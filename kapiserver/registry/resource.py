@@ -13,6 +13,10 @@ class ResourceSpec:
 
     ``verbs`` are listed in discovery and are the only ones served; ``short_names`` and
     ``categories`` let ``kubectl get cm`` and ``kubectl get all`` find it.
+
+    ``openapi_definitions`` and ``openapi_model`` give ``/openapi/v2`` and ``/openapi/v3``
+    the schema of a kind kapiserver does not ship (built-in kinds need neither); a
+    resource without one is described as an object that keeps unknown fields.
     """
 
     group: str
@@ -29,6 +33,14 @@ class ResourceSpec:
     selectable_fields: tuple[str, ...] = ()
     storage_version_hash: str = ""
     subresources: dict = field(default_factory=dict)
+    #: OpenAPI v3 schemas by definition name (``com.example.v1.Widget``), as
+    #: ``/openapi/v3`` serves them: references are ``#/components/schemas/<name>`` and may
+    #: name the shipped definitions (``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``).
+    #: A kind's definition carries ``x-kubernetes-group-version-kind``.
+    openapi_definitions: dict = field(default_factory=dict)
+    #: The definition name of ``kind``; by default the one whose
+    #: ``x-kubernetes-group-version-kind`` names this group, version and kind.
+    openapi_model: str = ""
 
     def __post_init__(self):
         if not self.list_kind:

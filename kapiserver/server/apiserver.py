@@ -22,6 +22,8 @@ from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
 from ..endpoints.responses import raw_json_response
 from ..errors import ConfigError
+from ..openapi.builder import OpenAPIBuilder
+from ..openapi.service import OpenAPIService
 from ..registry.store import RegistryStore
 from ..storage.compactor import Compactor
 from ..storage.expiry import Expirer
@@ -115,6 +117,10 @@ class APIServer:
         self.delegation = DelegationChain(delegates)
         self.discovery = Discovery(sorted(all_groups, key=lambda g: g.name != ""),
                                    f"{config.bind_address}:{config.secure_port}")
+        #: Builds /openapi/v2 and /openapi/v3 from the groups discovery lists, on the first
+        #: request; whoever changes the installed groups calls ``openapi.invalidate()``.
+        self.openapi = OpenAPIBuilder(lambda: self.discovery.groups, self._version)
+        self._openapi_service = OpenAPIService(self.openapi)
         controllers = pm.collect("kapiserver_controllers", config=config)
         self.controllers = ControllerManager(
             self.storage, LEASE_KEY, [controllers[name](self) for name in sorted(controllers)],
@@ -195,13 +201,21 @@ class APIServer:
         return "process is shutting down" if self.stopping.is_set() else None
 
     def _serve_generic(self, ctx):
-        """The outermost server's own paths (health, version), then the delegates."""
+        """The outermost server's own paths (health, version, OpenAPI), then the delegates."""
         path = ctx.request.path
         head, _, rest = path.lstrip("/").partition("/")
         if head in HEALTH_PATHS:
             return healthz.serve(head, self._checks(head), rest, ctx.request.args)
         if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
+        if head == "openapi":
+            answer = self._openapi_service.serve(ctx.request.method, path, ctx.request.args,
+                                                 ctx.request.headers)
+            if answer is not None:
+                response = Response(answer.body, answer.status, headers=answer.headers)
+                if answer.header("Content-Type") is None:
+                    del response.headers["Content-Type"]  # Go sends none with no body
+                return response
         if head in ("api", "apis") and ctx.request.method in ("GET", "HEAD"):
             aggregated = self.discovery.aggregated(path, ctx.accept)
             if aggregated is not None:

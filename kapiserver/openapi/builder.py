@@ -1,0 +1,164 @@
+"""OpenAPIBuilder: a server's OpenAPI documents, built from its installed API groups.
+
+The documents are built on the first ``/openapi`` request (not at import, not in the
+gunicorn master) and cached as encoded bytes; ``invalidate()`` drops them so the next
+request rebuilds from whatever groups are installed then.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+import logging
+import threading
+import time
+
+from . import schemas, v2, v3
+from .routes import RouteTable
+
+log = logging.getLogger(__name__)
+
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                             "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def encode(document: dict) -> bytes:
+    """``json.Marshal``: compact, HTML-escaped, no trailing newline."""
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+    return text.translate(_GO_ESCAPES).encode()
+
+
+def content_hash(data: bytes) -> str:
+    """kube-openapi's ``computeETag``: SHA-512, upper-case hex (the v3 ``hash`` and ETags)."""
+    return hashlib.sha512(data).hexdigest().upper()
+
+
+class Documents:
+    """One build of every document: encoded bytes, their hashes, and when it was built.
+
+    ``v3`` maps a document key (``api/v1``, ``apis/coordination.k8s.io/v1``, ``version``)
+    to ``(bytes, hash)``; ``index`` is the ``/openapi/v3`` discovery document.
+    """
+
+    def __init__(self, v2_document: dict, v3_documents: dict[str, dict]):
+        self.built_at = time.time()
+        self.v2_json = encode(v2_document)
+        self.v2_etag = content_hash(self.v2_json)
+        self.v3 = {}
+        for key, document in v3_documents.items():
+            data = encode(document)
+            self.v3[key] = (data, content_hash(data))
+        self.index = encode({"paths": {
+            key: {"serverRelativeURL": server_relative_url(key, self.v3[key][1])}
+            for key in sorted(self.v3)}})
+
+    @functools.cached_property
+    def v2_protobuf(self) -> bytes:
+        """``v2_json`` as a gnostic ``openapi_v2.Document`` message (computed once)."""
+        from .gnostic import encode_document
+
+        return encode_document(json.loads(self.v2_json))
+
+    # gzip-compressed forms, for clients that accept them (computed once each).
+    v2_json_gzip = functools.cached_property(lambda self: gzip.compress(self.v2_json, mtime=0))
+    v2_protobuf_gzip = functools.cached_property(
+        lambda self: gzip.compress(self.v2_protobuf, mtime=0))
+
+
+def server_relative_url(key: str, digest: str) -> str:
+    """``constructServerRelativeURL``: ``/openapi/v3/<key>?hash=<digest>``."""
+    return f"/openapi/v3/{key}?hash={digest}"
+
+
+class OpenAPIBuilder:
+    """Builds and caches the OpenAPI documents of a server's installed API groups.
+
+    ``groups()`` returns the installed ``APIGroupInfo`` list each time it is called;
+    ``version_info`` is the ``/version`` body (its major and minor name the documents).
+    A resource handler's ``spec`` (``ResourceSpec``) and ``verbs`` decide its paths, as
+    they decide discovery; kinds are described by the shipped upstream definitions, a
+    spec's ``openapi_definitions``, or else as objects that keep unknown fields.
+
+    Call ``invalidate()`` whenever the installed groups, versions or resources change
+    (custom resources, APIServices): the next request rebuilds every document.
+    """
+
+    def __init__(self, groups, version_info: dict):
+        self._groups = groups
+        self._info = {"title": "Kubernetes",
+                      "version": f"{version_info['major']}.{version_info['minor']}"}
+        self._lock = threading.Lock()
+        self._documents: Documents | None = None
+
+    def invalidate(self) -> None:
+        """Forget the built documents; the next ``documents()`` call rebuilds them."""
+        with self._lock:
+            self._documents = None
+
+    def documents(self) -> Documents:
+        """The current documents, built now if none are cached."""
+        documents = self._documents
+        if documents is None:
+            with self._lock:
+                if self._documents is None:
+                    started = time.monotonic()
+                    self._documents = self.build()
+                    log.debug("built OpenAPI documents in %.3fs", time.monotonic() - started)
+                documents = self._documents
+        return documents
+
+    def build(self) -> Documents:
+        """Build every document from the groups installed now (no caching)."""
+        groups = [group for group in self._groups() if group.versions]
+        data = schemas.builtin()
+        definitions = data["definitions"]
+        models = schemas.models(definitions)
+        for spec in _specs(groups):
+            definitions.update(spec.openapi_definitions)
+            models.update(schemas.models(spec.openapi_definitions))
+
+        def model(spec) -> str:
+            name = spec.openapi_model or models.get((spec.group, spec.version, spec.kind))
+            if name in definitions:
+                return name
+            if name:
+                log.warning("OpenAPI definition %s of %s not found; describing it as untyped",
+                            name, spec.group_resource)
+            name = schemas.untyped_name(spec.group, spec.version, spec.kind)
+            definitions.setdefault(name, schemas.untyped_definition(
+                spec.group, spec.version, spec.kind))
+            return name
+
+        def list_model(spec) -> str:
+            name = models.get((spec.group, spec.version, spec.list_kind))
+            if name in definitions:
+                return name
+            name = schemas.untyped_name(spec.group, spec.version, spec.list_kind)
+            definitions.setdefault(name, schemas.list_definition(
+                spec.group, spec.version, spec.kind, spec.list_kind, model(spec)))
+            return name
+
+        table = RouteTable(data["parameters"], model, list_model)
+        table.add_root(has_core=any(g.name == "" for g in groups),
+                       has_named=any(g.name != "" for g in groups))
+        for group in groups:
+            if group.name:
+                table.add_group(group.name)
+            for version, resources in group.versions.items():
+                table.add_group_version(group.name, version, resources)
+        v3_documents = {key: v3.render(paths, definitions, self._info)
+                        for key, paths in table.documents.items()}
+        all_paths = {path: operations for paths in table.documents.values()
+                     for path, operations in paths.items()}
+        return Documents(v2.render(all_paths, definitions, self._info), v3_documents)
+
+
+def _specs(groups):
+    for group in groups:
+        for resources in group.versions.values():
+            for handler in resources.values():
+                spec = getattr(handler, "spec", None)
+                if spec is not None:
+                    yield spec

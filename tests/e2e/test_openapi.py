@@ -1,0 +1,383 @@
+"""/openapi/v2 and /openapi/v3 end to end: the documents, their HTTP semantics, and the
+kubectl flows that read them (explain, client-side validation, apply, diff).
+
+This module is also the server's plugin (``plugins=[__name__]``): it installs
+``openapi.example.com/v1`` with a kind that brings its own schema (widgets) and one
+that has none (gadgets), as a third-party plugin would.
+"""
+
+import gzip
+import hashlib
+import json
+import os
+
+import pytest
+
+from kapiserver.plugin_manager import hookimpl
+from kapiserver.registry.resource import ResourceSpec
+from kapiserver.registry.strategy import Strategy
+from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
+
+ADMIN = dict(user="admin", groups=["system:masters"])
+REFERENCE = "/work/shared/reference"
+needs_reference = pytest.mark.skipif(not os.path.isdir(REFERENCE),
+                                     reason="reference transcripts absent")
+GROUP = "openapi.example.com"
+OBJECT_META = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+WIDGET_SCHEMA = {
+    "description": "Widget is a test plugin's kind with its own schema.",
+    "type": "object",
+    "properties": {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {"allOf": [{"$ref": OBJECT_META}]},
+        "spec": {"description": "spec says how big the widget is.", "type": "object",
+                 "properties": {"size": {"description": "size of the widget in cm.",
+                                         "type": "integer", "format": "int32"}}},
+    },
+    "x-kubernetes-group-version-kind": [{"group": GROUP, "kind": "Widget", "version": "v1"}],
+}
+WIDGETS = ResourceSpec(group=GROUP, version="v1", kind="Widget", resource="widgets",
+                       singular="widget", namespaced=True,
+                       openapi_definitions={"com.example.openapi.v1.Widget": WIDGET_SCHEMA})
+GADGETS = ResourceSpec(group=GROUP, version="v1", kind="Gadget", resource="gadgets",
+                       singular="gadget", namespaced=True)
+
+
+class ExampleGroup(APIGroupInstaller):
+    """``openapi.example.com/v1``: widgets (typed) and gadgets (untyped)."""
+
+    group = GROUP
+
+    def install(self, server):
+        return APIGroupInfo(GROUP, {"v1": {
+            "widgets": server.rest_handler(WIDGETS, Strategy(WIDGETS)),
+            "gadgets": server.rest_handler(GADGETS, Strategy(GADGETS)),
+        }})
+
+
+@hookimpl
+def kapiserver_api_groups(config):
+    return [ExampleGroup()]
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    from kapiserver.testing import KapiserverProcess
+
+    workdir = tmp_path_factory.mktemp("openapi")
+    server = KapiserverProcess(str(workdir), plugins=[__name__], workers=2).start()
+    yield server
+    server.stop()
+
+
+def get(api, path, **kwargs):
+    return api.get(path, **ADMIN, **kwargs)
+
+
+def kubectl(api, *args, input=None):
+    return api.kubectl(*args, input=input)
+
+
+def reference(name):
+    with open(os.path.join(REFERENCE, name)) as f:
+        return json.load(f)["response"]["body"]
+
+
+# -- documents -----------------------------------------------------------------------------------
+
+def installed_documents(api) -> set:
+    """The v3 documents a server with these groups serves, from its legacy discovery."""
+    keys = {"version", "api", "apis"}
+    keys |= {f"api/{v}" for v in get(api, "/api").json()["versions"]}
+    for group in get(api, "/apis").json()["groups"]:
+        keys.add(f"apis/{group['name']}")
+        keys |= {f"apis/{v['groupVersion']}" for v in group["versions"]}
+    return keys
+
+
+def test_v3_index_lists_each_document_with_the_hash_of_its_bytes(api):
+    response = get(api, "/openapi/v3", headers={"Accept": "application/json"})
+    assert response.status_code == 200
+    # As kube-apiserver's aggregator serves it: a sniffed content type, no ETag.
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert "ETag" not in response.headers
+    assert response.headers["Cache-Control"] == "no-cache, private"
+    paths = response.json()["paths"]
+    assert set(paths) == installed_documents(api)
+    assert {"api/v1", f"apis/{GROUP}/v1", "apis/coordination.k8s.io/v1",
+            "apis/events.k8s.io/v1"} <= set(paths)
+    for key, entry in paths.items():
+        url = entry["serverRelativeURL"]
+        path, _, query = url.partition("?")
+        assert path == f"/openapi/v3/{key}" and query.startswith("hash=")
+        document = get(api, url)
+        assert document.status_code == 200, url
+        assert query == "hash=" + hashlib.sha512(document.content).hexdigest().upper()
+        assert document.headers["Cache-Control"] == "public, immutable"
+        assert document.headers["Expires"].endswith(" UTC")
+        assert document.headers["Content-Type"] == "application/json"
+
+
+def test_both_workers_serve_the_same_documents(api):
+    urls = {json.dumps(get(api, "/openapi/v3").json(), sort_keys=True) for _ in range(8)}
+    assert len(urls) == 1
+    etags = {get(api, "/openapi/v2").headers["ETag"] for _ in range(8)}
+    assert len(etags) == 1
+
+
+def _served_paths(theirs: dict, resources: set, prefix: str) -> set:
+    out = set()
+    for path in theirs["paths"]:
+        parts = path[len(prefix):].strip("/").split("/")
+        parts = parts[1:] if parts[:1] == ["watch"] else parts
+        if parts[:2] == ["namespaces", "{namespace}"] and len(parts) > 2:
+            parts = parts[2:]
+        resource = f"{parts[0]}/{parts[2]}" if len(parts) >= 3 else parts[0]
+        if resource in resources or resource == "":
+            out.add(path)
+    return out
+
+
+@needs_reference
+@pytest.mark.parametrize("key,transcript", [
+    ("api/v1", "openapi-v3-api-v1.json"),
+    ("apis/coordination.k8s.io/v1", "openapi-v3-coordination.json")])
+def test_v3_documents_describe_served_resources_exactly_as_kube_apiserver(api, key, transcript):
+    ours, theirs = get(api, f"/openapi/v3/{key}").json(), reference(transcript)
+    resources = {r["name"] for r in get(api, f"/{key}").json()["resources"]}
+    assert {"configmaps", "services/status", "namespaces/finalize", "leases"} & resources
+    assert set(ours["paths"]) == _served_paths(theirs, resources, "/" + key)
+    for path, item in ours["paths"].items():
+        assert json.dumps(item) == json.dumps(theirs["paths"][path]), path
+    for name, schema in ours["components"]["schemas"].items():
+        assert schema == theirs["components"]["schemas"][name], name
+    assert {k: v for k, v in ours.items() if k != "paths" and k != "components"} == \
+        {k: v for k, v in theirs.items() if k != "paths" and k != "components"}
+
+
+def test_configmap_operations_carry_upstream_ids_parameters_and_extensions(api):
+    paths = get(api, "/openapi/v3/api/v1").json()["paths"]
+    item = paths["/api/v1/namespaces/{namespace}/configmaps"]
+    assert [(m, op["operationId"]) for m, op in item.items() if m != "parameters"] == [
+        ("get", "listCoreV1NamespacedConfigMap"), ("post", "createCoreV1NamespacedConfigMap"),
+        ("delete", "deleteCoreV1CollectionNamespacedConfigMap")]
+    assert [p["name"] for p in item["parameters"]] == ["namespace", "pretty"]
+    assert item["get"]["x-kubernetes-action"] == "list"
+    patch = paths["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"]
+    assert [p["name"] for p in patch["parameters"]] == ["dryRun", "fieldManager",
+                                                         "fieldValidation", "force"]
+    assert sorted(patch["requestBody"]["content"]) == [
+        "application/apply-patch+yaml", "application/json-patch+json",
+        "application/merge-patch+json", "application/strategic-merge-patch+json"]
+    finalize = paths["/api/v1/namespaces/{name}/finalize"]
+    assert list(finalize) == ["put", "parameters"]
+    assert finalize["put"]["operationId"] == "replaceCoreV1NamespaceFinalize"
+    assert paths["/api/v1/namespaces/{namespace}/services/{name}/status"]["patch"][
+        "operationId"] == "patchCoreV1NamespacedServiceStatus"
+
+
+def test_plugin_kinds_are_described_by_their_schema_or_as_untyped(api):
+    doc = get(api, f"/openapi/v3/apis/{GROUP}/v1").json()
+    schemas = doc["components"]["schemas"]
+    assert schemas["com.example.openapi.v1.Widget"] == WIDGET_SCHEMA
+    assert schemas["com.example.openapi.v1.Gadget"]["x-kubernetes-preserve-unknown-fields"]
+    assert schemas["com.example.openapi.v1.Gadget"]["x-kubernetes-group-version-kind"] == [
+        {"group": GROUP, "kind": "Gadget", "version": "v1"}]
+    post = doc["paths"][f"/apis/{GROUP}/v1/namespaces/{{namespace}}/widgets"]["post"]
+    assert post["operationId"] == "createOpenapiExampleComV1NamespacedWidget"
+    assert post["tags"] == ["openapiExampleCom_v1"]
+
+
+# -- HTTP semantics ------------------------------------------------------------------------------
+
+def test_stale_hash_redirects_permanently_to_the_current_document(api):
+    current = get(api, "/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
+    response = get(api, "/openapi/v3/api/v1?hash=DEADBEEF", allow_redirects=False)
+    assert response.status_code == 301
+    assert response.headers["Location"] == current
+    assert response.content == b""
+    followed = get(api, "/openapi/v3/api/v1?hash=DEADBEEF")
+    assert followed.status_code == 200 and followed.url.endswith(current)
+
+
+def test_document_without_hash_is_not_cached_and_supports_if_none_match(api):
+    response = get(api, "/openapi/v3/apis/coordination.k8s.io/v1")
+    assert response.headers["Cache-Control"] == "no-cache, private"
+    assert response.headers["Vary"] == "Accept"
+    etag = response.headers["ETag"]
+    assert etag == '"' + hashlib.sha512(response.content).hexdigest().upper() + '"'
+    again = get(api, "/openapi/v3/apis/coordination.k8s.io/v1",
+                headers={"If-None-Match": etag})
+    assert (again.status_code, again.content) == (304, b"")
+    assert again.headers["ETag"] == etag
+    head = api.request("HEAD", "/openapi/v3/apis/coordination.k8s.io/v1", **ADMIN)
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["Content-Length"] == str(len(response.content))
+    assert head.headers["ETag"] == etag
+
+
+def test_unknown_document_and_unacceptable_media_types(api):
+    missing = get(api, "/openapi/v3/apis/nope.example.com/v1")
+    assert (missing.status_code, missing.content) == (404, b"")
+    assert "Content-Type" not in missing.headers
+    protobuf_v3 = get(api, "/openapi/v3/api/v1", headers={
+        "Accept": "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"})
+    assert (protobuf_v3.status_code, protobuf_v3.content) == (406, b"")
+    html = get(api, "/openapi/v2", headers={"Accept": "text/html"})
+    assert (html.status_code, html.content) == (406, b"")
+    assert html.headers["Vary"] == "Accept-Encoding, Accept"
+    for path in ("/openapi", "/openapi/v2/x"):
+        response = get(api, path)
+        assert (response.status_code, response.text) == (404, "404 page not found\n")
+
+
+def test_v2_json_protobuf_gzip_and_etag(api):
+    response = get(api, "/openapi/v2")  # requests asks for gzip
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    assert response.headers["Content-Encoding"] == "gzip"
+    swagger = response.json()
+    assert swagger["swagger"] == "2.0"
+    assert swagger["info"] == {"title": "Kubernetes", "version": "1.32"}
+    assert "/api/v1/namespaces/{namespace}/configmaps/{name}" in swagger["paths"]
+    assert f"/apis/{GROUP}/v1/namespaces/{{namespace}}/widgets" in swagger["paths"]
+    assert "io.k8s.api.coordination.v1.Lease" in swagger["definitions"]
+    etag = response.headers["ETag"]
+    assert etag == '"' + hashlib.sha512(response.content).hexdigest().upper() + '"'
+    protobuf = get(api, "/openapi/v2", headers={
+        "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        "Accept-Encoding": "identity"})
+    assert protobuf.status_code == 200
+    assert protobuf.headers["Content-Type"] == \
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert protobuf.headers["ETag"] == etag
+    assert protobuf.content[:5] == b"\x0a\x032.0"  # Document.swagger = "2.0"
+    assert "Content-Encoding" not in protobuf.headers
+    not_modified = get(api, "/openapi/v2", headers={"If-None-Match": etag})
+    assert (not_modified.status_code, not_modified.content) == (304, b"")
+    raw = get(api, "/openapi/v2", stream=True)
+    assert json.loads(gzip.decompress(raw.raw.read(decode_content=False))) == swagger
+
+
+# -- kubectl -------------------------------------------------------------------------------------
+
+CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: default
+data:
+  key: "{value}"
+"""
+
+
+def test_kubectl_explain_reads_openapi_v3(api):
+    result = kubectl(api, "explain", "configmap.data")
+    assert result.returncode == 0, result.stderr
+    assert "FIELD: data <map[string]string>" in result.stdout
+    assert "Data contains the configuration data." in result.stdout
+    recursive = kubectl(api, "explain", "secret", "--recursive")
+    assert recursive.returncode == 0, recursive.stderr
+    for field in ("stringData\t<map[string]string>", "managedFields\t<[]ManagedFieldsEntry>",
+                  "type\t<string>"):
+        assert field in recursive.stdout
+    events = kubectl(api, "explain", "events", "--api-version=events.k8s.io/v1")
+    assert "GROUP:      events.k8s.io" in events.stdout
+    assert "regarding\t<ObjectReference>" in events.stdout
+    lease = kubectl(api, "explain", "lease.spec.holderIdentity")
+    assert "holderIdentity contains the identity of the holder" in lease.stdout
+    widget = kubectl(api, "explain", "widgets.spec.size")
+    assert "size of the widget in cm." in widget.stdout, widget.stderr
+    gadget = kubectl(api, "explain", "gadgets")
+    assert gadget.returncode == 0 and "KIND:       Gadget" in gadget.stdout
+
+
+def test_kubectl_explain_openapiv2_reads_the_protobuf_document(api):
+    result = kubectl(api, "explain", "service.spec.ports", "--output=plaintext-openapiv2",
+                     "-v=6")
+    assert result.returncode == 0, result.stderr
+    assert "RESOURCE: ports <[]Object>" in result.stdout
+    assert "The list of ports that are exposed by this service." in result.stdout
+    assert "GET https://" in result.stderr and "/openapi/v2" in result.stderr
+
+
+def test_kubectl_create_validates_without_flags_using_openapi_v3(api):
+    result = kubectl(api, "create", "-f", "-", "-v=8",
+                     input=CONFIGMAP.format(name="created", value="1"))
+    assert result.returncode == 0, result.stderr
+    assert "configmap/created created" in result.stdout
+    # kubectl 1.32 checks in the v3 document that PATCH takes fieldValidation, then lets
+    # the server validate; it never needs /openapi/v2.
+    assert "/openapi/v3/api/v1?hash=" in result.stderr
+    assert "fieldValidation=Strict" in result.stderr
+    assert "/openapi/v2" not in result.stderr
+
+
+def test_kubectl_strict_validation_names_the_unknown_field(api):
+    manifest = CONFIGMAP.format(name="strict", value="1") + "bogus: 1\n"
+    result = kubectl(api, "create", "--validate=strict", "-f", "-", input=manifest)
+    assert result.returncode == 1
+    assert 'strict decoding error: unknown field "bogus"' in result.stderr
+    assert kubectl(api, "get", "configmap", "strict").returncode == 1
+
+
+def test_kubectl_apply_twice_is_unchanged_then_configured(api):
+    manifest = CONFIGMAP.format(name="applied", value="1")
+    first = kubectl(api, "apply", "-f", "-", input=manifest)
+    assert (first.returncode, first.stdout) == (0, "configmap/applied created\n"), first.stderr
+    second = kubectl(api, "apply", "-f", "-", input=manifest)
+    assert (second.returncode, second.stdout) == (0, "configmap/applied unchanged\n")
+    changed = kubectl(api, "apply", "-f", "-", input=CONFIGMAP.format(name="applied", value="2"))
+    assert (changed.returncode, changed.stdout) == (0, "configmap/applied configured\n")
+
+
+def test_kubectl_apply_merges_lists_by_the_openapi_merge_key(api):
+    service = """apiVersion: v1
+kind: Service
+metadata:
+  name: merged
+  namespace: default
+spec:
+  ports:
+  - {{name: http, port: 80}}
+  - {{name: other, port: {port}}}
+"""
+    assert kubectl(api, "apply", "-f", "-", input=service.format(port=443)).returncode == 0
+    result = kubectl(api, "apply", "-f", "-", "-v=8", input=service.format(port=8443))
+    assert result.returncode == 0, result.stderr
+    # The patch kubectl computes from x-kubernetes-patch-merge-key: port.
+    assert '\\"$setElementOrder/ports\\":[{\\"port\\":80},{\\"port\\":8443}]' in result.stderr
+    ports = json.loads(kubectl(api, "get", "service", "merged", "-o",
+                               "jsonpath={.spec.ports}").stdout)
+    assert [(p["name"], p["port"]) for p in ports] == [("http", 80), ("other", 8443)]
+
+
+def test_kubectl_diff_shows_the_change(api):
+    kubectl(api, "apply", "-f", "-", input=CONFIGMAP.format(name="diffed", value="1"))
+    same = kubectl(api, "diff", "-f", "-", input=CONFIGMAP.format(name="diffed", value="1"))
+    assert (same.returncode, same.stdout) == (0, "")
+    result = kubectl(api, "diff", "-f", "-", input=CONFIGMAP.format(name="diffed", value="2"))
+    assert result.returncode == 1, result.stderr
+    assert '-  key: "1"' in result.stdout and '+  key: "2"' in result.stdout
+
+
+def test_kubectl_applies_plugin_kinds_with_and_without_a_schema(api):
+    widget = f"""apiVersion: {GROUP}/v1
+kind: Widget
+metadata: {{name: w1, namespace: default}}
+spec: {{size: {{size}}}}
+"""
+    gadget = f"""apiVersion: {GROUP}/v1
+kind: Gadget
+metadata: {{name: g1, namespace: default}}
+anything: {{goes: here}}
+"""
+    created = kubectl(api, "apply", "-f", "-", input=widget.replace("{size}", "3"))
+    assert created.stdout == f"widget.{GROUP}/w1 created\n", created.stderr
+    again = kubectl(api, "apply", "-f", "-", input=widget.replace("{size}", "3"))
+    assert again.stdout == f"widget.{GROUP}/w1 unchanged\n", again.stderr
+    changed = kubectl(api, "apply", "-f", "-", input=widget.replace("{size}", "4"))
+    assert changed.stdout == f"widget.{GROUP}/w1 configured\n", changed.stderr
+    untyped = kubectl(api, "apply", "-f", "-", input=gadget)
+    assert untyped.stdout == f"gadget.{GROUP}/g1 created\n", untyped.stderr
