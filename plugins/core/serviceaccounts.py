@@ -27,6 +27,8 @@ class ServiceAccountStrategy(Strategy):
     """``pkg/registry/core/serviceaccount`` strategy (``ValidateServiceAccount`` is metadata)."""
 
     merge_keys = {"secrets": "name"}
+    # The registry is built with ReturnDeletedObject: DELETE answers with the object.
+    return_deleted_object = True
 
     def prepare_for_create(self, obj):
         super().prepare_for_create(obj)

@@ -273,6 +273,11 @@ def test_service_accounts_keep_only_secret_names(api):
         core = client.CoreV1Api(api_client)
         assert core.read_namespaced_service_account("builder", "default").secrets[0].name == \
             "creds"
+    # Upstream's serviceaccounts registry returns the deleted object, not a Status.
+    deleted = api.request("DELETE", f"{NS}/serviceaccounts/builder", **ADMIN)
+    assert deleted.status_code == 200
+    assert deleted.json()["kind"] == "ServiceAccount"
+    assert deleted.json()["metadata"]["name"] == "builder"
 
 
 # -- events ---------------------------------------------------------------------------------------
