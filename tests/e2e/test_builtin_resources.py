@@ -238,7 +238,7 @@ stringData:
 def test_secret_with_kubectl_and_the_python_client(api):
     from kubernetes import client
 
-    assert api.kubectl("create", "--validate=false", "-f", "-", input=SECRET_YAML,
+    assert api.kubectl("create", "-f", "-", input=SECRET_YAML,
                        check=True).stdout.strip() == "secret/from-yaml created"
     with api.python_client() as api_client:
         core = client.CoreV1Api(api_client)
@@ -723,7 +723,7 @@ spec:
 def test_services_with_kubectl_and_the_python_client(api):
     from kubernetes import client
 
-    assert api.kubectl("create", "--validate=false", "-f", "-", input=SERVICE_YAML,
+    assert api.kubectl("create", "-f", "-", input=SERVICE_YAML,
                        check=True).stdout.strip() == "service/kubectl-svc created"
     # The "all" category finds services (the only kind of it served here).
     out = api.kubectl("get", "all", "-n", "default", check=True).stdout

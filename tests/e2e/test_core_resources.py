@@ -79,8 +79,7 @@ data:
 
 
 def test_kubectl_create_get_delete(api):
-    # --validate=false: kubectl validates against /openapi/v3, served from the kubectl issue on.
-    assert api.kubectl("create", "--validate=false", "-f", "-", input=CM_YAML,
+    assert api.kubectl("create", "-f", "-", input=CM_YAML,
                        check=True).stdout.strip() == "configmap/kc created"
     table = api.kubectl("get", "configmaps", "-n", "default", check=True).stdout
     assert table.splitlines()[0].split() == ["NAME", "DATA", "AGE"]
