@@ -44,8 +44,9 @@ class StatusError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:
+            status["reason"] = self.reason
         if self.details is not None:
             status["details"] = self.details
         status["code"] = self.code
@@ -196,6 +197,14 @@ class InternalError(StatusError):
     def wrap(cls, err: str) -> "InternalError":
         """Word the message as ``apierrors.NewInternalError``."""
         return cls(f"Internal error occurred: {err}", {"causes": [{"message": err}]})
+
+
+class Unknown(StatusError):
+    """500 without a reason: a plain error that upstream's handlers answer as it is
+    (``ErrorToAPIStatus``'s fallback, ``StatusReasonUnknown``); clients show its message."""
+
+    code = 500
+    reason = ""
 
 
 class Timeout(StatusError):

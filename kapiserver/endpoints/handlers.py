@@ -58,6 +58,51 @@ def _dry_run(args) -> bool:
     return bool(values)
 
 
+#: Apply races a concurrent create or delete this many times before giving up.
+_APPLY_ATTEMPTS = 8
+
+
+def _field_validation(args) -> str:
+    """The ``fieldValidation`` mode (``Warn`` when unset); 400 for an unknown one."""
+    mode = args.get("fieldValidation", "") or "Warn"
+    if mode not in FIELD_VALIDATION_MODES:
+        raise errors.BadRequest(f"fieldValidation parameter unsupported: "
+                                f"{errors.go_quote(mode)}. Valid values are: "
+                                f"{', '.join(FIELD_VALIDATION_MODES)}")
+    return mode
+
+
+def _patch_options(args, apply: bool) -> bool:
+    """``ValidatePatchOptions``: ``force`` only for apply, which needs ``fieldManager``
+    (one 422 for every problem). Returns ``force``, read as upstream reads booleans."""
+    from ..apimachinery.field_errors import FieldError, FieldPath
+    from ..fieldmanager import InvalidFieldManager, validate_field_manager
+
+    problems = []
+    if not apply and "force" in args:
+        problems.append(FieldError.forbidden(FieldPath("force"),
+                                             "may not be specified for non-apply patch"))
+    if apply and not args.get("fieldManager"):
+        problems.append(FieldError.required(FieldPath("fieldManager"),
+                                            "is required for apply patch"))
+    problems += validate_field_manager(args.get("fieldManager", ""))
+    if problems:
+        raise InvalidFieldManager(problems, "PatchOptions")
+    value = args.get("force")
+    return value is not None and value != "0" and value.lower() != "false"
+
+
+def _check_applied_name(obj: dict, name: str, namespace: str) -> None:
+    """``checkName``: the applied object must be the one the URL names."""
+    meta = obj.get("metadata") or {}
+    if meta.get("name", "") != name:
+        raise errors.BadRequest(f"the name of the object ({meta.get('name', '')}) does not "
+                                f"match the name on the URL ({name})")
+    if namespace and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.BadRequest(f"the namespace of the object ({meta['namespace']}) does not "
+                                f"match the namespace on the request ({namespace})")
+
+
 class RESTHandler:
     """The ``ResourceHandler`` of one resource backed by a ``RegistryStore``."""
 
@@ -153,11 +198,7 @@ class RESTHandler:
     def check_unknown_fields(self, ctx, obj: dict) -> None:
         """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so in Warning
         headers, ``Strict`` refuses the request, ``Ignore`` says nothing."""
-        mode = ctx.request.args.get("fieldValidation", "") or "Warn"
-        if mode not in FIELD_VALIDATION_MODES:
-            raise errors.BadRequest(f"fieldValidation parameter unsupported: "
-                                    f"{errors.go_quote(mode)}. Valid values are: "
-                                    f"{', '.join(FIELD_VALIDATION_MODES)}")
+        mode = _field_validation(ctx.request.args)
         unknown = unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
         if not unknown or mode == "Ignore":
             return
@@ -236,17 +277,22 @@ class RESTHandler:
         raise errors.MethodNotAllowed()
 
     def patch(self, ctx, namespace: str) -> Response:
-        """PATCH with a JSON, merge or strategic merge patch, applied to the latest object."""
+        """PATCH with a JSON, merge or strategic merge patch, applied to the latest object,
+        or server-side apply (``apply``)."""
         request, name = ctx.request, ctx.info.name
         media = (request.mimetype or "").lower()
         strategic = getattr(self.store.strategy, "merge_keys", None)
         supported = [patch.JSON_PATCH, patch.MERGE_PATCH]
         if strategic is not None:
             supported.append(patch.STRATEGIC_MERGE_PATCH)
+        supported.append(patch.APPLY_PATCH)
         if media not in supported:
             raise errors.UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types "
                 f"include: {', '.join(supported)}")
+        force = _patch_options(request.args, media == patch.APPLY_PATCH)
+        if media == patch.APPLY_PATCH:
+            return self.apply(ctx, namespace, force)
         body = request.get_data()
         if len(body) > MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
@@ -276,17 +322,95 @@ class RESTHandler:
             meta = patched.setdefault("metadata", {})
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):
-                raise errors.Conflict(
-                    f"Operation cannot be fulfilled on {self.spec.group_resource} "
-                    f"{errors.go_quote(name)}: the object has been modified; please apply "
-                    "your changes to the latest version and try again",
-                    errors.status_details(name, self.spec.group, self.spec.resource))
+                raise self._stale(name)
             patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
             admit(patched, current)
             return patched
 
         updated = self.store.guaranteed_update(namespace, name, mutate, dry_run, manage=manage)
         return self.respond(ctx, updated)
+
+    def apply(self, ctx, namespace: str, force: bool) -> Response:
+        """Server-side apply: merge the applied configuration into the latest object, or
+        create the object from it (201) when there is none, as upstream's ``applyPatcher``.
+
+        Apply goes through admission, defaulting and validation as any write; what it
+        owns is recorded by ``fieldmanager.Applier``, not by the store.
+        """
+        from ..fieldmanager import Applier
+        from ..registry.store import now_rfc3339
+
+        request, info, name = ctx.request, ctx.info, ctx.info.name
+        body = request.get_data()
+        if len(body) > MAX_BODY_BYTES:
+            raise errors.RequestEntityTooLarge(
+                f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        dry_run = _dry_run(request.args)
+        mode = _field_validation(request.args)
+        try:
+            config, duplicates = patch.decode_apply_patch(body)
+        except patch.PatchError as err:
+            raise errors.BadRequest(str(err)) from None
+        applier = Applier(self.spec.api_version, self.spec.kind, request.args["fieldManager"],
+                          info.subresource,
+                          status_subresource=self.store.strategy.status_subresource)
+        warned = []
+
+        def applied(current: dict | None) -> dict:
+            obj = applier.apply(current, config, now_rfc3339(), force)
+            # fieldValidation only judges keys set twice: unknown fields never fit the
+            # kind's schema, whatever the mode (upstream's applyPatcher).
+            if duplicates and mode == "Strict":
+                raise errors.BadRequest("error strict decoding YAML: error converting YAML to "
+                                        "JSON: yaml: unmarshal errors:\n  "
+                                        + "\n  ".join(duplicates))
+            if duplicates and mode == "Warn" and not warned:
+                warned.append(True)
+                ctx.warnings.extend(duplicates)
+            _check_applied_name(obj, name, namespace)
+            return obj
+
+        def mutate(current: dict) -> dict:
+            obj = applied(current)
+            wanted = obj["metadata"].get("resourceVersion")
+            if wanted and wanted != current["metadata"].get("resourceVersion"):
+                raise self._stale(name)
+            self._admitter(ctx, UPDATE, name, dry_run)(obj, current)
+            return obj
+
+        for _ in range(_APPLY_ATTEMPTS):
+            try:
+                return self.respond(ctx, self.store.guaranteed_update(namespace, name, mutate,
+                                                                      dry_run))
+            except errors.NotFound as err:
+                # Missing (or deleted meanwhile): create it. Subresources never create
+                # (upstream's status REST forbids it), nor does another thing's absence.
+                missing = errors.NotFound.for_object(self.spec.group, self.spec.resource, name)
+                if info.subresource or err.message != missing.message:
+                    raise
+            obj = applied(None)
+            meta = obj["metadata"]
+            if meta.get("uid"):
+                raise errors.Conflict(
+                    f"Operation cannot be fulfilled on {self.spec.group_resource} "
+                    f"{errors.go_quote(name)}: uid mismatch: the provided object specified uid "
+                    f"{meta['uid']}, and no existing object was found",
+                    errors.status_details(name, self.spec.group, self.spec.resource))
+            meta.pop("resourceVersion", None)  # create-on-update ignores it, as upstream
+            try:
+                created = self.store.create(obj, namespace, dry_run,
+                                            self._admitter(ctx, CREATE, name, dry_run))
+            except errors.AlreadyExists:
+                continue  # created meanwhile: apply to it
+            return self.respond(ctx, created, 201)
+        raise self._stale(name)
+
+    def _stale(self, name: str) -> errors.Conflict:
+        return errors.Conflict(
+            f"Operation cannot be fulfilled on {self.spec.group_resource} "
+            f"{errors.go_quote(name)}: the object has been modified; please apply "
+            "your changes to the latest version and try again",
+            errors.status_details(name, self.spec.group, self.spec.resource))
 
     def selectors(self, args):
         """The request's label and field selectors, parsed and checked (400 when invalid)."""

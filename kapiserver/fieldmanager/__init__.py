@@ -1,10 +1,13 @@
-"""Field ownership (``metadata.managedFields``) for non-apply writes, without Flask.
+"""Field ownership (``metadata.managedFields``) and server-side apply, without Flask.
 
 ``manager_name`` names the writer of a request, ``update_managed_fields`` records a
-create or an update in the object about to be stored, ``Set`` is the FieldsV1 path set
-and ``ListTypes`` declares how each kind's lists and atomic maps are tracked.
+create or an update in the object about to be stored, ``Applier`` merges an applied
+configuration (``application/apply-patch+yaml``) and records what its manager owns,
+``Set`` is the FieldsV1 path set and ``ListTypes`` declares how each kind's lists and
+atomic maps are tracked.
 """
 
+from .apply import LAST_APPLIED, Applier, build_last_applied
 from .fieldpath import PathElement, Set, make_path, path_string
 from .listtypes import BUILTIN, DEFAULT, ListType, ListTypes, for_kind, reset_fields
 from .managed import (ManagedFieldsEntry, decode_managed_fields, encode_managed_fields,
@@ -14,6 +17,7 @@ from .manager import (InvalidFieldManager, manager_name, prefix_from_user_agent,
 from .typed import Comparison, CompareError, compare
 
 __all__ = [
+    "Applier", "LAST_APPLIED", "build_last_applied",
     "BUILTIN", "DEFAULT", "CompareError", "Comparison", "InvalidFieldManager", "ListType",
     "ListTypes", "ManagedFieldsEntry", "PathElement", "Set", "compare",
     "decode_managed_fields", "encode_managed_fields", "for_kind", "make_path",

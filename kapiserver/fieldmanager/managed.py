@@ -202,8 +202,9 @@ def _decode_live_or_new(live_entries: Any, new_meta: dict,
     return managed or _decode_or_empty(live_entries)
 
 
-def _cap_update_managers(managed: dict[str, ManagedFieldsEntry], limit: int) -> None:
-    # capManagersManager.capUpdateManagers, statement for statement.
+def cap_update_managers(managed: dict[str, ManagedFieldsEntry], limit: int) -> None:
+    """Merge the oldest ``Update`` entries into ``ancient-changes`` entries until at most
+    ``limit`` remain (``capManagersManager.capUpdateManagers``, statement for statement)."""
     updaters = [key for key, entry in managed.items() if entry.operation != APPLY]
     if len(updaters) <= limit:
         return
@@ -231,7 +232,8 @@ def _cap_update_managers(managed: dict[str, ManagedFieldsEntry], limit: int) -> 
             first_of_version[version] = key
 
 
-def _paths(fields: Iterable[str | Path]) -> Set:
+def path_set(fields: Iterable[str | Path]) -> Set:
+    """A ``Set`` of paths given dotted (``"spec"``, ``"status.phase"``) or as tuples."""
     return Set(make_path(*field.split(".")) if isinstance(field, str) else tuple(field)
                for field in fields)
 
@@ -269,7 +271,7 @@ def update_managed_fields(old: dict | None, new: dict, manager: str, api_version
     if old is not None:
         live = dict(old, metadata={k: v for k, v in old_meta.items() if k != "managedFields"})
     try:
-        changes = compare(live, new, list_types).exclude(_paths(reset_fields))
+        changes = compare(live, new, list_types).exclude(path_set(reset_fields))
     except CompareError as err:
         logger.error("[SHOULD NOT HAPPEN] failed to update managedFields for %s %s/%s: %s",
                      new.get("kind"), new_meta.get("namespace", ""), new_meta.get("name", ""),
@@ -294,7 +296,7 @@ def update_managed_fields(old: dict | None, new: dict, manager: str, api_version
             mine.fields = current.union(previous.fields)
         managed[mine.identifier] = mine
 
-    _cap_update_managers(managed, max_update_managers)
+    cap_update_managers(managed, max_update_managers)
     encoded = encode_managed_fields(managed)
     if encoded:
         new_meta["managedFields"] = encoded

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..apimachinery.field_errors import go_quote
 from .fieldpath import PathElement, Set
 from .listtypes import DEFAULT, ITEM, ListTypes
 
@@ -85,8 +86,10 @@ class _Walker:
         self.removed: list = []
 
     def walk(self, path: tuple, lhs: Any, rhs: Any, cursor: tuple) -> None:
-        sample = rhs if rhs is not MISSING else lhs
-        other = lhs if rhs is not MISSING else rhs
+        # A null facing a container is that container's type, empty (upstream's
+        # deduceAtom): only a value on both sides decides what is walked.
+        sample = rhs if rhs is not MISSING and rhs is not None else lhs
+        other = lhs if sample is rhs else rhs
         if isinstance(sample, dict) and _container_or_null(other, dict) \
                 and not self.types.atomic_at(cursor):
             left, right = _contents(lhs, dict), _contents(rhs, dict)
@@ -145,24 +148,26 @@ def _contents(value: Any, kind: type):
     return value if isinstance(value, kind) else kind()
 
 
-def _item_element(list_type, item: Any, path: tuple) -> PathElement:
-    where = "".join(str(pe) for pe in path)
+class ItemError(ValueError):
+    """A list item that cannot be named under its list's type; the message is upstream's."""
+
+
+def list_item_element(list_type, item: Any) -> PathElement:
+    """The path element naming ``item`` in a set or map list (``listItemToPathElement``):
+    ``v:`` its value, or ``k:`` its key fields (a missing one takes its default)."""
     if list_type.kind == "set":
         if isinstance(item, dict):
-            raise CompareError(f"{where}: associative list without keys has an element "
-                               "that's a map type")
+            raise ItemError("associative list without keys has an element that's a map type")
         if isinstance(item, list):
-            raise CompareError(f"{where}: not supported: associative list with lists as "
-                               "elements")
+            raise ItemError("not supported: associative list with lists as elements")
         if item is None:
-            raise CompareError(f"{where}: associative list without keys has an element "
-                               "that's an explicit null")
+            raise ItemError("associative list without keys has an element that's an "
+                            "explicit null")
         return PathElement.value(item)
     if item is None:
-        raise CompareError(f"{where}: associative list with keys may not have a null element")
+        raise ItemError("associative list with keys may not have a null element")
     if not isinstance(item, dict):
-        raise CompareError(f"{where}: associative list with keys may not have non-map "
-                           "elements")
+        raise ItemError("associative list with keys may not have non-map elements")
     fields = {}
     for name in list_type.keys:
         if name in item:
@@ -170,6 +175,13 @@ def _item_element(list_type, item: Any, path: tuple) -> PathElement:
         elif name in list_type.key_defaults:
             fields[name] = list_type.key_defaults[name]
         else:
-            raise CompareError(f"{where}: associative list with keys has an element that "
-                               f"omits key field {name!r} (and doesn't have default value)")
+            raise ItemError(f"associative list with keys has an element that omits key "
+                            f"field {go_quote(name)} (and doesn't have default value)")
     return PathElement.key(fields)
+
+
+def _item_element(list_type, item: Any, path: tuple) -> PathElement:
+    try:
+        return list_item_element(list_type, item)
+    except ItemError as err:
+        raise CompareError(f"{''.join(str(pe) for pe in path)}: {err}") from None

@@ -5,13 +5,21 @@ kinds need: maps merge recursively, ``null`` deletes, lists are replaced unless 
 kind declares a merge key for them (``MergeKeys``), primitive lists declared ``merge`` are
 unioned, and the directives ``$patch: replace|delete|merge``, ``$retainKeys``,
 ``$deleteFromPrimitiveList/<field>`` and ``$setElementOrder/<field>`` are honoured.
+
+Server-side apply bodies (``application/apply-patch+yaml``) are configurations, not
+patches: ``decode_apply_patch`` reads them; ``fieldmanager.apply`` merges them.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import re
 
 import jsonpatch
+import yaml
+
+from ..apimachinery.field_errors import go_float, go_quote
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -125,3 +133,171 @@ def _merge_list(target: list, patch: list, path: str, keys: dict) -> list:
         else:
             result[index] = _merge_map(result[index], item, path, keys)
     return result
+
+
+# -- server-side apply bodies ---------------------------------------------------------------
+
+class _ApplyLoader(yaml.SafeLoader):
+    """YAML as ``sigs.k8s.io/yaml`` (goyaml.v2) reads it: timestamps stay strings, numbers
+    are Go's (``1.5e3`` is a float, ``1:30`` a string), ``y``/``n`` are booleans."""
+
+
+_ApplyLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+        ("tag:yaml.org,2002:bool",
+         r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"
+         r"|on|On|ON|off|Off|OFF)$", "yYnNtTfFoO"),
+        ("tag:yaml.org,2002:int",
+         r"^[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|0|[1-9][0-9_]*)$", "-+0123456789"),
+        ("tag:yaml.org,2002:float",
+         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+         r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+        ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<")):
+    _ApplyLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+def _construct_int(loader, node):
+    text = loader.construct_scalar(node).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567":
+        return sign * int(digits, 8)  # Go reads a leading 0 as octal
+    return sign * int(digits, 0)
+
+
+def _construct_bool(loader, node):
+    return loader.construct_scalar(node).lower() in ("y", "yes", "true", "on")
+
+
+_ApplyLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_ApplyLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+
+
+def _go_key(value) -> str:
+    # %#v of a decoded map key
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return go_quote(str(value))
+
+
+def _duplicates(loader: _ApplyLoader, node, out: list[str]) -> None:
+    # goyaml.v2's strict decoding: a key set twice in one map is reported at the line of
+    # its second value, after the errors inside that value.
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _duplicates(loader, item, out)
+    elif isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value_node in node.value:
+            _duplicates(loader, value_node, out)
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            marker = (type(key).__name__, key)
+            if marker in seen:
+                out.append(f"line {value_node.start_mark.line + 1}: key {_go_key(key)} "
+                           "already set in map")
+            seen.add(marker)
+
+
+#: PyYAML's wording of the problems goyaml words differently.
+_GO_YAML_WORDING = {"mapping values are not allowed here":
+                    "mapping values are not allowed in this context"}
+
+
+def _yaml_problem(err: Exception) -> str:
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        return line + _GO_YAML_WORDING.get(err.problem, err.problem or err.context)
+    return str(err)
+
+
+def _compose(text: str) -> tuple[_ApplyLoader, object]:
+    # The first document only, as goyaml.v2's Unmarshal reads it.
+    loader = _ApplyLoader(text)
+    return loader, loader.get_node() if loader.check_node() else None
+
+
+def decode_apply_patch(body: bytes) -> tuple[dict, list[str]]:
+    """The applied configuration of an ``application/apply-patch+yaml`` body (YAML, or
+    JSON, which is YAML), and the keys set twice in one map, as goyaml.v2's strict mode
+    reports them (``line 10: key "paused" already set in map``). A later key wins.
+
+    Raises ``PatchError`` worded as upstream's ``error decoding YAML: ...``.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PatchError(f"error decoding YAML: error converting YAML to JSON: yaml: "
+                         f"invalid leading UTF-8 octet: {err}") from None
+    repeated = []
+
+    def pairs(items):
+        keys = [key for key, _ in items]
+        if len(set(keys)) != len(keys):
+            repeated.append(True)
+        return dict(items)
+
+    try:
+        # JSON is YAML: read it exactly as JSON, then find repeated keys' lines in its
+        # YAML form (a raw tab can only be whitespace there, which YAML refuses).
+        obj = json.loads(text, object_pairs_hook=pairs)
+        node_text = text.replace("\t", " ") if repeated else None
+    except ValueError:
+        node_text = text
+        obj = None
+    duplicates: list[str] = []
+    if node_text is not None:
+        try:
+            loader, node = _compose(node_text)
+            if obj is None:
+                obj = loader.construct_document(node) if node is not None else None
+            if node is not None:
+                _duplicates(loader, node, duplicates)
+        except (yaml.YAMLError, ValueError) as err:
+            # valid JSON that PyYAML cannot read only goes without its repeats reported
+            if obj is None:
+                raise PatchError("error decoding YAML: error converting YAML to JSON: yaml: "
+                                 + _yaml_problem(err)) from None
+    if obj is None:
+        return {}, duplicates
+    obj = _string_keys(obj)
+    if not isinstance(obj, dict):
+        raise PatchError("error decoding YAML: error unmarshaling JSON: while decoding JSON: "
+                         f"json: cannot unmarshal {_json_type(obj)} into Go value of type "
+                         "map[string]interface {}")
+    return obj, duplicates
+
+
+def _string_keys(value):
+    # sigs.k8s.io/yaml's JSON conversion: keys YAML read as numbers or booleans (``y``,
+    # ``on``, ``1``) become their text, Go-formatted
+    if isinstance(value, dict):
+        return {_key_text(key): _string_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(item) for item in value]
+    return value
+
+
+def _key_text(key) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float):
+        return go_float(float(f"{key:.7g}"))  # strconv.FormatFloat(key, 'g', -1, 32)
+    if key is None:
+        return "null"
+    return str(key)
+
+
+def _json_type(value) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string"

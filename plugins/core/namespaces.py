@@ -1,5 +1,7 @@
 """Namespaces: DNS-1123 label names, the ``kubernetes`` finalizer, phase, and their table."""
 
+import copy
+
 from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, age
 from kapiserver.registry.resource import ResourceSpec
 from kapiserver.registry.strategy import Strategy
@@ -72,14 +74,11 @@ class NamespaceStrategy(Strategy):
 
 
 class NamespaceStatusStrategy(NamespaceStrategy):
-    """``namespaces/status``: writes the status only."""
+    """``namespaces/status``: writes the status and metadata, never the spec (upstream's
+    ``namespaceStatusStrategy``)."""
 
     def prepare_for_update(self, new, old):
-        status = new.get("status")
-        new.clear()
-        new.update({k: v for k, v in old.items() if k != "status"})
-        if status is not None:
-            new["status"] = status
+        new["spec"] = copy.deepcopy(old.get("spec") or {})
 
 
 class NamespaceFinalizeStrategy(NamespaceStrategy):
