@@ -210,6 +210,22 @@ class RESTHandler:
                                     f"{', '.join(messages)}")
         ctx.warnings.extend(messages)
 
+    def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors) -> None:
+        """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown
+        fields are dropped; ``Strict`` refuses them (and fields the patch set twice) with a
+        bare ``strict decoding error``, ``Warn`` names each in a Warning header."""
+        unknown = unknown_fields(patched, self.spec.api_version, self.spec.kind, prune=True)
+        messages = list(strict_errors)
+        if mode != "Ignore":
+            messages += [f"unknown field {errors.go_quote(path)}" for path in unknown or ()]
+        if not messages:
+            return
+        if mode == "Strict":
+            raise errors.BadRequest(f"strict decoding error: {', '.join(messages)}")
+        for message in messages:
+            if message not in ctx.warnings:
+                ctx.warnings.append(message)
+
     # -- admission -------------------------------------------------------------------------
 
     def _manager(self, ctx, options_kind: str):
@@ -296,10 +312,15 @@ class RESTHandler:
         body = request.get_data()
         if len(body) > MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
+        mode = _field_validation(request.args)
         try:
-            document = json.loads(body)
+            document, duplicates = patch.decode_patch_json(body)
         except ValueError as err:
             raise errors.BadRequest(f"error decoding patch: {err}") from None
+        # Upstream reads merge and strategic patches strictly (a JSON patch is a list of
+        # operations: nothing to report there).
+        strict_errors = ([f"duplicate field {errors.go_quote(path)}" for path in duplicates]
+                         if media != patch.JSON_PATCH and mode != "Ignore" else [])
         dry_run = _dry_run(request.args)
         admit = self._admitter(ctx, UPDATE, name, dry_run)
         manage = self._manager(ctx, "PatchOptions")
@@ -319,6 +340,7 @@ class RESTHandler:
                 raise errors.BadRequest(str(err)) from None
             if not isinstance(patched, dict):
                 raise errors.BadRequest("the patched object must be a JSON object")
+            self._check_patched_fields(ctx, patched, mode, strict_errors)
             meta = patched.setdefault("metadata", {})
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):

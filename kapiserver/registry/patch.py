@@ -39,6 +39,45 @@ class PatchError(ValueError):
         self.invalid = invalid
 
 
+def decode_patch_json(body: bytes) -> tuple[object, list[str]]:
+    """A JSON patch body and the fields it sets twice in one object, as sigs.k8s.io/json's
+    strict mode names them (the dotted path of object keys: ``metadata.labels.a``).
+    The later value wins. Raises ``ValueError`` for malformed JSON."""
+    repeated: list[tuple[int, str]] = []
+
+    class _Object(dict):
+        pass
+
+    def pairs(items):
+        obj = _Object()
+        for key, value in items:
+            if key in obj:
+                repeated.append((id(obj), key))
+            obj[key] = value
+        return obj
+
+    document = json.loads(body, object_pairs_hook=pairs)
+    if not repeated:
+        return document, []
+    paths: dict[int, str] = {}
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, dict):
+            paths[id(value)] = path
+            for key, child in value.items():
+                walk(child, f"{path}.{key}" if path else key)
+        elif isinstance(value, list):
+            for child in value:
+                walk(child, path)
+
+    walk(document, "")
+    duplicates = []
+    for owner, key in repeated:
+        prefix = paths.get(owner, "")
+        duplicates.append(f"{prefix}.{key}" if prefix else key)
+    return document, duplicates
+
+
 def apply_json_patch(obj: dict, body) -> dict:
     if not isinstance(body, list):
         raise PatchError("json: cannot unmarshal object into Go value of type jsonpatch.Patch")

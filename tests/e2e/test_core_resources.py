@@ -317,6 +317,35 @@ def test_field_validation_strict_warn_and_pruning(api):
         'fieldValidation parameter unsupported: "Loud". Valid values are: Ignore, Warn, Strict')
 
 
+def test_field_validation_on_patches(api):
+    path = "/api/v1/namespaces/default/configmaps/cm-patched"
+    api.request("POST", "/api/v1/namespaces/default/configmaps",
+                json={"metadata": {"name": "cm-patched"}, "data": {"a": "1"}}, **ADMIN)
+    merge = {"Content-Type": "application/merge-patch+json"}
+    strict = api.request("PATCH", path + "?fieldValidation=Strict", headers=merge,
+                         data='{"bogus": 1, "data": {"b": "2"}}', **ADMIN)
+    # Upstream's patchers answer with the bare strict decoding error.
+    assert_status(strict, 400, "BadRequest", 'strict decoding error: unknown field "bogus"')
+    twice = api.request("PATCH", path + "?fieldValidation=Strict", headers=merge,
+                        data='{"data": {"b": "2", "b": "3"}}', **ADMIN)
+    assert_status(twice, 400, "BadRequest", 'strict decoding error: duplicate field "data.b"')
+    json_patch = api.request("PATCH", path + "?fieldValidation=Strict",
+                             headers={"Content-Type": "application/json-patch+json"},
+                             data='[{"op": "add", "path": "/bogus", "value": 1}]', **ADMIN)
+    assert_status(json_patch, 400, "BadRequest",
+                  'strict decoding error: unknown field "bogus"')
+    assert api.get(path, **ADMIN).json()["data"] == {"a": "1"}  # nothing was written
+    warned = api.request("PATCH", path, data='{"bogus": 1, "data": {"b": "2"}}',
+                         headers={"Content-Type": "application/strategic-merge-patch+json"},
+                         **ADMIN)
+    assert warned.status_code == 200
+    assert warned.headers["Warning"] == '299 - "unknown field \\"bogus\\""'
+    assert "bogus" not in warned.json() and warned.json()["data"] == {"a": "1", "b": "2"}
+    ignored = api.request("PATCH", path + "?fieldValidation=Ignore", headers=merge,
+                          data='{"bogus": 1}', **ADMIN)
+    assert ignored.status_code == 200 and "Warning" not in ignored.headers
+
+
 def test_aggregated_discovery(api):
     accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
     response = api.get("/api", **ADMIN, headers={"Accept": accept})
