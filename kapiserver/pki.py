@@ -40,6 +40,7 @@ class PKI:
         self.serving_key_file = os.path.join(self.dir, "apiserver.key")
         self.client_ca_bundle_file = os.path.join(self.dir, "client-ca-bundle.crt")
         self.admin_kubeconfig_file = os.path.join(data_dir, "admin.kubeconfig")
+        self.service_account_key_file = os.path.join(self.dir, "sa.key")
 
     # -- the CA ----------------------------------------------------------------------------
 
@@ -69,6 +70,26 @@ class PKI:
         _write_key(self.ca_key_file, key)
         _write(self.ca_cert_file, _cert_pem(cert))
         return cert, key
+
+    # -- service-account tokens ----------------------------------------------------------
+
+    def ensure_service_account_key(self) -> str:
+        """Create the service-account signing key (``sa.key``, ES256) unless it exists.
+
+        Created with a hard link, which fails when the file exists: processes racing to
+        create it (gunicorn workers) all end up with the one that was linked first.
+        """
+        if not os.path.exists(self.service_account_key_file):
+            os.makedirs(self.dir, mode=0o700, exist_ok=True)
+            tmp = f"{self.service_account_key_file}.tmp.{os.getpid()}"
+            _write(tmp, _key_pem(ec.generate_private_key(ec.SECP256R1())))
+            try:
+                os.link(tmp, self.service_account_key_file)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        return self.service_account_key_file
 
     # -- serving -------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ def test_built_in_plugins_are_entry_points_of_the_kapiserver_group():
                      "kube": "kapiserver_plugins.kube",
                      "apiextensions": "kapiserver_plugins.apiextensions",
                      "authn": "kapiserver_plugins.authn", "authz": "kapiserver_plugins.authz",
+                     "authentication-api": "kapiserver_plugins.authentication_api",
+                     "authorization-api": "kapiserver_plugins.authorization_api",
                      "coordination": "kapiserver_plugins.coordination",
                      "core": "kapiserver_plugins.core", "events": "kapiserver_plugins.events"}
 

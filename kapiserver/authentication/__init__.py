@@ -38,11 +38,18 @@ class AuthenticationRequest:
 
     ``headers`` is a case-insensitive mapping; ``peer_certificate`` is the DER bytes of the
     client certificate the TLS layer accepted, or ``None``.
+
+    ``audiences`` are those the credentials must be meant for (a TokenReview's
+    ``spec.audiences``); empty means the server's ``--api-audiences``. An audience-aware
+    authenticator (service-account tokens) sets ``matched_audiences`` to those it matched;
+    ``None`` means audience-agnostic, as upstream's ``WrapAudienceAgnosticToken``.
     """
 
     headers: Mapping[str, str]
     peer_certificate: bytes | None = None
     remote_addr: str = ""
+    audiences: tuple[str, ...] = ()
+    matched_audiences: tuple[str, ...] | None = None
 
 
 class AuthenticationError(Exception):

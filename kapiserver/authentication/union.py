@@ -37,17 +37,22 @@ class UnionAuthenticator:
 
     def authenticate(self, request: AuthenticationRequest) -> UserInfo | None:
         """Return the user, ``None`` when no credentials were found, or raise on bad ones."""
-        errors = []
+        errors, messages = [], []
         for authenticator in self.authenticators:
             try:
                 user = authenticator.authenticate(request)
             except AuthenticationError as err:
                 errors.append(f"[{authenticator.name}] {err}")
+                messages.append(str(err))
                 continue
             if user is not None:
                 return add_authenticated_group(user)
         if errors:
-            raise AuthenticationError("; ".join(errors))
+            error = AuthenticationError("; ".join(errors))
+            # Each authenticator's own message, for answers worded as upstream's
+            # aggregate (TokenReview's status.error).
+            error.messages = messages
+            raise error
         for authenticator in self.anonymous:
             user = authenticator.authenticate(request)
             if user is not None:

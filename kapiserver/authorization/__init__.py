@@ -44,6 +44,17 @@ class Authorizer:
     def authorize(self, attributes: Attributes) -> tuple[Decision, str]:
         raise NotImplementedError
 
+    def rules_for(self, user: UserInfo, namespace: str):
+        """What ``user`` may do in ``namespace`` (``authorizer.RuleResolver.RulesFor``).
+
+        Returns ``(resource_rules, non_resource_rules, incomplete, evaluation_error)``:
+        rules are dicts shaped as ``authorization.k8s.io/v1`` ``ResourceRule``
+        (``verbs``, ``apiGroups``, ``resources``, ``resourceNames``) and
+        ``NonResourceRule`` (``verbs``, ``nonResourceURLs``). An authorizer that cannot
+        list its rules says the list is incomplete, as this default does.
+        """
+        return [], [], True, ""
+
 
 def forbidden_message(attributes: Attributes) -> str:
     """Word a denial as upstream's ``responsewriters.forbiddenMessage``."""

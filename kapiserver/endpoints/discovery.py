@@ -45,7 +45,7 @@ class Discovery:
             for version, resources in group.versions.items():
                 gv = f"{group.name}/{version}" if group.name else version
                 document = {"kind": "APIResourceList", "groupVersion": gv,
-                            "resources": [self._resource(path, handler)
+                            "resources": [self._resource(path, handler, group.name, version)
                                           for path, handler in sorted(resources.items())
                                           if getattr(handler, "spec", None) is not None]}
                 if group.name:
@@ -68,11 +68,14 @@ class Discovery:
                 self._aggregated[path, version] = (body, etag)
 
     @staticmethod
-    def _resource(path: str, handler) -> dict:
+    def _resource(path: str, handler, group: str = "", version: str = "") -> dict:
         spec = handler.spec
         resource = {"name": path, "singularName": spec.singular if "/" not in path else "",
-                    "namespaced": spec.namespaced, "kind": spec.kind,
-                    "verbs": sorted(getattr(handler, "verbs", spec.verbs))}
+                    "namespaced": spec.namespaced}
+        if (spec.group, spec.version) != (group, version):
+            # A subresource of another group's kind (serviceaccounts/token: TokenRequest).
+            resource.update(group=spec.group, version=spec.version)
+        resource.update(kind=spec.kind, verbs=sorted(getattr(handler, "verbs", spec.verbs)))
         if "/" not in path:
             if spec.short_names:
                 resource["shortNames"] = list(spec.short_names)
@@ -93,7 +96,9 @@ class Discovery:
                 spec = getattr(handler, "spec", None)
                 if spec is None:
                     continue
-                kind = {"group": "", "version": "", "kind": spec.kind}
+                foreign = (spec.group, spec.version) != (group.name, version)
+                kind = {"group": spec.group if foreign else "",
+                        "version": spec.version if foreign else "", "kind": spec.kind}
                 verbs = sorted(getattr(handler, "verbs", spec.verbs))
                 if "/" in path:
                     parent, sub = path.split("/", 1)

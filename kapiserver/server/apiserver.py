@@ -208,6 +208,9 @@ class APIServer:
             return healthz.serve(head, self._checks(head), rest, ctx.request.args)
         if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
+        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
+            from .oidc import serve_issuer_discovery  # cryptography: imported when asked
+            return serve_issuer_discovery(self, path)
         if head == "openapi":
             answer = self._openapi_service.serve(ctx.request.method, path, ctx.request.args,
                                                  ctx.request.headers)

@@ -46,6 +46,8 @@ def prepare_tls(config) -> dict:
         pki.ensure_serving_cert(serving_hosts(config.bind_address, config.tls_sans))
         certfile, keyfile, embed_ca = pki.serving_cert_file, pki.serving_key_file, True
     client_ca = pki.write_client_ca_bundle([config.client_ca_file])
+    if not config.get("service_account_signing_key_file"):
+        pki.ensure_service_account_key()  # before the workers, which all sign with it
     url = server_url(config.bind_address, config.secure_port)
     kubeconfig = pki.ensure_admin_kubeconfig(url, embed_ca=embed_ca)
     return {"certfile": certfile, "keyfile": keyfile, "ca_certs": client_ca,

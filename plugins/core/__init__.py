@@ -1,8 +1,8 @@
 """The core API group (``/api/v1``), served by the kube delegate.
 
-configmaps, namespaces, secrets, serviceaccounts, events, endpoints and services; the
-services' cluster IPs and node ports come from ``--service-cluster-ip-range`` and
-``--service-node-port-range``.
+configmaps, namespaces, secrets, serviceaccounts (with the ``token`` subresource), events,
+endpoints and services; the services' cluster IPs and node ports come from
+``--service-cluster-ip-range`` and ``--service-node-port-range``.
 """
 
 from marshmallow import fields
@@ -24,6 +24,17 @@ from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
 from .serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
+from .tokenlimits import validate_max_token_expiration
+
+
+def _token_handler(server):
+    # Imported here: the web layer (Flask) and cryptography stay out of the gunicorn master.
+    from kapiserver.endpoints.virtual import CreateOnlyHandler
+
+    from .tokenrequest import TOKENREQUEST, TokenRequester
+
+    accounts = server.registries[("", "serviceaccounts")]
+    return CreateOnlyHandler(TOKENREQUEST, server, TokenRequester(server, accounts))
 
 
 class CoreV1(APIGroupInstaller):
@@ -47,6 +58,7 @@ class CoreV1(APIGroupInstaller):
             "secrets": server.rest_handler(SECRETS, SecretStrategy(SECRETS)),
             "serviceaccounts": server.rest_handler(SERVICEACCOUNTS,
                                                    ServiceAccountStrategy(SERVICEACCOUNTS)),
+            "serviceaccounts/token": _token_handler(server),
             "events": server.rest_handler(EVENTS, EventStrategy(EVENTS,
                                                                 ttl=server.config.event_ttl)),
             "endpoints": server.rest_handler(ENDPOINTS, EndpointsStrategy(ENDPOINTS)),
@@ -62,6 +74,10 @@ def kapiserver_add_options(options):
                 fields.String(load_default=DEFAULT_SERVICE_CIDR, validate=validate_service_cidr),
                 "CIDR from which services' cluster IPs are allocated; its first address is "
                 "the kubernetes service's")
+    options.add("service-account-max-token-expiration",
+                Duration(load_default=0.0, validate=validate_max_token_expiration),
+                "longest validity of a token TokenRequest issues; longer requests are "
+                "shortened to it (0: no limit)")
     options.add("service-node-port-range",
                 fields.String(load_default=DEFAULT_NODE_PORTS, validate=validate_node_port_range),
                 "port range (low-high) from which NodePort and LoadBalancer services' node "

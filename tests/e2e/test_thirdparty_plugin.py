@@ -54,7 +54,7 @@ def test_its_authenticator_is_loaded_and_used(venv, tmp_path):
     server.args = ["--config", server.config_file]
     server.start()
     try:
-        assert "authenticators, in order: x509, example-apikey" in server.log()
+        assert "authenticators, in order: x509, serviceaccount, example-apikey" in server.log()
         assert server.get("/version", headers={"X-API-Key": "k-123"}).status_code == 200
         assert_status(server.get("/version", headers={"X-API-Key": "wrong"}), 401,
                       "Unauthorized", "Unauthorized")

@@ -1,0 +1,73 @@
+"""Create-only virtual resources: reviews that are answered, never stored.
+
+Upstream's ``TokenReview``, ``SubjectAccessReview`` and friends are ``rest.Creater``s
+without storage: the generic create handler decodes the body, puts the request's
+namespace on it, and the resource's ``create`` computes the answer, returned with 201.
+"""
+
+from __future__ import annotations
+
+from flask import Response
+
+from .. import errors
+from ..serialization import dumps_json, dumps_yaml
+from .handlers import RESTHandler
+from .responses import JSON, YAML, prefers_yaml
+
+#: ``metav1.ObjectMeta``'s JSON field order, for echoing a request's metadata back.
+OBJECT_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid",
+                     "resourceVersion", "generation", "creationTimestamp",
+                     "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+                     "annotations", "ownerReferences", "finalizers", "managedFields")
+
+
+def echo_metadata(meta) -> dict:
+    """The request's metadata as Go re-encodes it: known fields, in order, empty ones gone
+    (``creationTimestamp`` is always there, ``null`` when unset)."""
+    meta = meta if isinstance(meta, dict) else {}
+    out = {}
+    for key in OBJECT_META_ORDER:
+        value = meta.get(key)
+        if key == "creationTimestamp" or value not in (None, "", 0, [], {}):
+            out[key] = value
+    return out
+
+
+class CreateOnlyHandler(RESTHandler):
+    """The ``ResourceHandler`` of a create-only resource (verbs ``["create"]``).
+
+    ``create(ctx, obj) -> dict`` receives the decoded body (JSON, YAML or protobuf) with
+    the request's namespace applied, and returns the answer, sent with 201.
+    """
+
+    def __init__(self, spec, server, create):
+        # No store: only decoding (shared with stored resources) and encoding are used.
+        self.store = None
+        self.spec = spec
+        self.verbs = ("create",)
+        self.server = server
+        self.create = create
+
+    def respond(self, ctx, obj: dict, code: int = 200) -> Response:
+        if prefers_yaml(ctx.accept):
+            return Response(dumps_yaml(obj), code, content_type=YAML)
+        return Response(dumps_json(obj), code, content_type=JSON)
+
+    def serve(self, ctx):
+        info = ctx.info
+        # Named only as a subresource's parent (serviceaccounts/NAME/token).
+        if info.verb != "create" or bool(info.name) != bool(info.subresource):
+            raise errors.MethodNotAllowed()
+        obj = self.decode_body(ctx)
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = obj["metadata"] = {}
+        # rest.EnsureObjectNamespaceMatchesRequestNamespace
+        expected = info.namespace if self.spec.namespaced else ""
+        given = meta.get("namespace") or ""
+        if given != expected:
+            if given and expected:
+                raise errors.BadRequest("the namespace of the provided object does not match "
+                                        "the namespace sent on the request")
+            meta["namespace"] = expected
+        return self.respond(ctx, self.create(ctx, obj), 201)

@@ -1,0 +1,157 @@
+"""A client for authentication and authorization webhooks, configured by a kubeconfig.
+
+As upstream's ``webhook.GenericWebhook``: the kubeconfig's current context (else its
+first cluster and user) names the server URL, the CA that verifies it (a file, inline
+data, or the system's), and the client certificate or bearer token to present. Each call
+POSTs one JSON object and returns the decoded answer, retrying with upstream's backoff
+(0.5 s, ×1.5, 5 attempts) on connection failures, 429 and 5xx answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import time
+
+import yaml
+
+from .errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 30
+RETRY_DELAY, RETRY_FACTOR, RETRY_STEPS = 0.5, 1.5, 5
+
+
+class WebhookError(Exception):
+    """The webhook could not be reached or did not answer with a usable object."""
+
+
+def _pick(entries, name):
+    entries = entries or []
+    for entry in entries:
+        if entry.get("name") == name:
+            return entry
+    return entries[0] if entries else None
+
+
+class WebhookClient:
+    """POST JSON to the server a kubeconfig describes; ``post(obj) -> dict``."""
+
+    def __init__(self, url: str, verify, cert=None, token: str = "", retry_steps=RETRY_STEPS,
+                 retry_delay=RETRY_DELAY):
+        self.url = url
+        self.verify = verify
+        self.cert = cert
+        self.token = token
+        self.retry_steps = retry_steps
+        self.retry_delay = retry_delay
+
+    @classmethod
+    def from_kubeconfig(cls, path: str, material_dir: str, option: str) -> "WebhookClient":
+        """Read ``path``; inline certificates are written under ``material_dir``
+        (requests reads certificates from files). ``option`` names errors."""
+        try:
+            with open(path) as f:
+                config = yaml.safe_load(f) or {}
+            context = (_pick(config.get("contexts"), config.get("current-context")) or
+                       {}).get("context") or {}
+            cluster = (_pick(config.get("clusters"), context.get("cluster")) or {})["cluster"]
+            user = (_pick(config.get("users"), context.get("user")) or {}).get("user") or {}
+            url = cluster["server"]
+        except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
+            raise ConfigError(f"--{option}: {path}: not a usable kubeconfig: {err}") from None
+        base = os.path.dirname(os.path.abspath(path))
+
+        def material(file_key, data_key, suffix):
+            if user_or_cluster.get(data_key):
+                data = base64.b64decode(user_or_cluster[data_key])
+                os.makedirs(material_dir, mode=0o700, exist_ok=True)
+                name = hashlib.sha256(data).hexdigest()[:16] + suffix
+                target = os.path.join(material_dir, name)
+                if not os.path.exists(target):
+                    fd = os.open(target + f".{os.getpid()}", os.O_WRONLY | os.O_CREAT |
+                                 os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(data)
+                    os.replace(target + f".{os.getpid()}", target)
+                return target
+            value = user_or_cluster.get(file_key)
+            return os.path.join(base, value) if value else None
+
+        user_or_cluster = cluster
+        verify = material("certificate-authority", "certificate-authority-data", "-ca.crt")
+        if verify is None:
+            verify = not cluster.get("insecure-skip-tls-verify", False)
+        user_or_cluster = user
+        cert = material("client-certificate", "client-certificate-data", "-client.crt")
+        key = material("client-key", "client-key-data", "-client.key")
+        token = user.get("token") or ""
+        if not token and user.get("tokenFile"):
+            with open(os.path.join(base, user["tokenFile"])) as f:
+                token = f.read().strip()
+        return cls(url, verify, (cert, key) if cert and key else None, token)
+
+    def post(self, obj: dict) -> dict:
+        import requests
+
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        delay, problem = self.retry_delay, None
+        for attempt in range(self.retry_steps):
+            if attempt:
+                time.sleep(delay)
+                delay *= RETRY_FACTOR
+            try:
+                # verify= per call: REQUESTS_CA_BUNDLE would override a session's.
+                response = requests.post(self.url, json=obj, headers=headers,
+                                         verify=self.verify, cert=self.cert, timeout=TIMEOUT)
+            except requests.RequestException as err:
+                problem = f"Post {self.url!r}: {err}"
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                problem = f"the server responded with the status code {response.status_code}"
+                continue
+            if not 200 <= response.status_code < 300:
+                raise WebhookError(f"the server responded with the status code "
+                                   f"{response.status_code}")
+            try:
+                answer = response.json()
+            except ValueError as err:
+                raise WebhookError(f"invalid JSON from the webhook: {err}") from None
+            if not isinstance(answer, dict):
+                raise WebhookError("the webhook answered with no object")
+            return answer
+        raise WebhookError(problem or "no answer")
+
+
+class TTLCache:
+    """A bounded cache whose entries expire; per worker, owned by one authenticator or
+    authorizer (so by one server)."""
+
+    def __init__(self, max_size: int = 4096, clock=time.monotonic):
+        from collections import OrderedDict
+
+        self.entries = OrderedDict()
+        self.max_size = max_size
+        self.clock = clock
+
+    def get(self, key):
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        if entry[0] <= self.clock():
+            del self.entries[key]
+            return None
+        return entry
+
+    def put(self, key, value, ttl: float) -> None:
+        if ttl <= 0:
+            return
+        self.entries[key] = (self.clock() + ttl, value)
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.max_size:
+            self.entries.popitem(last=False)
