@@ -19,7 +19,8 @@ def test_built_in_plugins_are_entry_points_of_the_kapiserver_group():
                      "authentication-api": "kapiserver_plugins.authentication_api",
                      "authorization-api": "kapiserver_plugins.authorization_api",
                      "coordination": "kapiserver_plugins.coordination",
-                     "core": "kapiserver_plugins.core", "events": "kapiserver_plugins.events"}
+                     "core": "kapiserver_plugins.core", "events": "kapiserver_plugins.events",
+                     "rbac": "kapiserver_plugins.rbac"}
 
 
 def test_nothing_named_plugins_is_importable_outside_the_checkout(tmp_path):

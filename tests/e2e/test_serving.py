@@ -40,6 +40,7 @@ def test_readyz_verbose_through_kubectl(server):
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
                              "[+]poststarthook/bootstrap-controller ok\n"
                              "[+]poststarthook/probe-slow ok\n"
+                             "[+]poststarthook/rbac/bootstrap-roles ok\n"
                              "[+]shutdown ok\nreadyz check passed\n")
 
 

@@ -29,7 +29,7 @@ def test_every_error_at_once_and_nothing_started(tmp_path):
         in text
     assert f"--token-auth-file: {tmp_path / 'missing.csv'}: no such file" in text
     assert ("--authorization-mode: unknown 'Bogus'; valid choices: AlwaysAllow, AlwaysDeny, "
-            "Webhook") in text
+            "RBAC, Webhook") in text
     assert f"--tls-cert-file: {bad_cert}: invalid PEM certificate" in text
     assert f"--tls-private-key-file: {tmp_path / 'missing.key'}: no such file" in text
     assert "--bind-address: 'localhost' is not a valid IP address" in text
