@@ -31,6 +31,20 @@ class UserInfo:
     def with_groups(self, groups) -> "UserInfo":
         return UserInfo(self.name, self.uid, tuple(groups), self.extra)
 
+    def to_v1(self) -> dict:
+        """As ``authentication.k8s.io/v1`` ``UserInfo`` (reviews, audit events): empty
+        fields omitted."""
+        out = {}
+        if self.name:
+            out["username"] = self.name
+        if self.uid:
+            out["uid"] = self.uid
+        if self.groups:
+            out["groups"] = list(self.groups)
+        if self.extra:
+            out["extra"] = {key: list(values) for key, values in self.extra.items()}
+        return out
+
 
 @dataclass
 class AuthenticationRequest:

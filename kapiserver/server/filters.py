@@ -142,17 +142,9 @@ def _micro_time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _user_dict(user: UserInfo | None) -> dict:
-    if user is None:
-        return {}
-    out = {"username": user.name}
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    if user.extra:
-        out["extra"] = {k: list(v) for k, v in user.extra.items()}
-    return out
+def _user_v1(user: UserInfo | None) -> dict:
+    # The audit event always carries the username key, empty or not.
+    return {"username": "", **user.to_v1()} if user is not None else {}
 
 
 def audit_event(ctx, stage: str, code: int, received: datetime) -> dict:
@@ -167,10 +159,10 @@ def audit_event(ctx, stage: str, code: int, received: datetime) -> dict:
         "stage": stage,
         "requestURI": request.full_path if request.query_string else request.path,
         "verb": info.verb if info else request.method.lower(),
-        "user": _user_dict(ctx.authenticated_user),
+        "user": _user_v1(ctx.authenticated_user),
     }
     if impersonated:
-        event["impersonatedUser"] = _user_dict(ctx.user)
+        event["impersonatedUser"] = _user_v1(ctx.user)
     event["sourceIPs"] = [request.remote_addr] if request.remote_addr else []
     if request.user_agent.string:
         event["userAgent"] = request.user_agent.string

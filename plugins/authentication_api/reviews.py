@@ -10,19 +10,8 @@ from kapiserver.endpoints.virtual import echo_metadata
 
 
 def user_info(user) -> dict:
-    """``authentication.k8s.io/v1`` ``UserInfo`` of ``user``, empty fields omitted."""
-    out = {}
-    if user is None:
-        return out
-    if user.name:
-        out["username"] = user.name
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    if user.extra:
-        out["extra"] = {key: list(values) for key, values in user.extra.items()}
-    return out
+    """``authentication.k8s.io/v1`` ``UserInfo`` of ``user`` (none: empty)."""
+    return user.to_v1() if user is not None else {}
 
 
 def self_subject_review(ctx, obj: dict) -> dict:
