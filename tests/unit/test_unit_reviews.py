@@ -12,7 +12,7 @@ from kapiserver_plugins.authorization_api.access import AccessReviewer
 from kapiserver_plugins.authorization_api.rules import aggregate, rules_for
 from kapiserver_plugins.authz import AlwaysAllowAuthorizer, AlwaysDenyAuthorizer
 
-REFERENCE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "reference",
+REFERENCE = os.path.join("/work/shared/reference",
                          "selfsubjectrulesreview-bob.json")
 BOB = UserInfo("bob", "", ("devs", "system:authenticated"))
 
