@@ -78,7 +78,12 @@ class KapiserverProcess:
         self.process = subprocess.Popen(command + self.args, stdout=self._log,
                                         stderr=subprocess.STDOUT, env=self.env,
                                         cwd=self.workdir)
-        self.wait_ready(timeout)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            # Nobody will stop a server whose start failed: a fixture's teardown never runs.
+            self.stop(timeout=10)
+            raise
         return self
 
     def wait_ready(self, timeout: float = 30) -> None:
