@@ -15,8 +15,6 @@ from .. import errors
 from ..admission import CREATE, DELETE, UPDATE
 from ..registry import patch
 from ..registry.store import Preconditions
-from ..runtime import protobuf
-from ..runtime.unknown_fields import unknown_fields
 from ..serialization import dumps_json, dumps_yaml
 from .responses import JSON, YAML, prefers_yaml
 
@@ -148,6 +146,9 @@ class RESTHandler:
                 "columnDefinitions": strategy.table_columns(), "rows": rows}
 
     def decode_body(self, ctx) -> dict:
+        # The protobuf schema tables (about 2 MiB) load with the first write, not at start.
+        from ..runtime import protobuf
+
         request = ctx.request
         length = request.content_length
         if length is not None and length > MAX_BODY_BYTES:
@@ -199,6 +200,8 @@ class RESTHandler:
         """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so in Warning
         headers, ``Strict`` refuses the request, ``Ignore`` says nothing."""
         mode = _field_validation(ctx.request.args)
+        from ..runtime.unknown_fields import unknown_fields
+
         unknown = unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
         if not unknown or mode == "Ignore":
             return
@@ -214,6 +217,8 @@ class RESTHandler:
         """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown
         fields are dropped; ``Strict`` refuses them (and fields the patch set twice) with a
         bare ``strict decoding error``, ``Warn`` names each in a Warning header."""
+        from ..runtime.unknown_fields import unknown_fields
+
         unknown = unknown_fields(patched, self.spec.api_version, self.spec.kind, prune=True)
         messages = list(strict_errors)
         if mode != "Ignore":

@@ -7,7 +7,6 @@ configuration (``application/apply-patch+yaml``) and records what its manager ow
 atomic maps are tracked.
 """
 
-from .apply import LAST_APPLIED, Applier, build_last_applied
 from .fieldpath import PathElement, Set, make_path, path_string
 from .listtypes import BUILTIN, DEFAULT, ListType, ListTypes, for_kind, reset_fields
 from .managed import (ManagedFieldsEntry, decode_managed_fields, encode_managed_fields,
@@ -24,3 +23,15 @@ __all__ = [
     "manager_name", "path_string", "prefix_from_user_agent", "reset_fields",
     "update_managed_fields", "validate_field_manager",
 ]
+
+#: Server-side apply's names, imported on first use: the apply engine and its schema
+#: tables (about 1.5 MiB a worker) are not needed until the first apply.
+_APPLY_NAMES = ("Applier", "LAST_APPLIED", "build_last_applied")
+
+
+def __getattr__(name):
+    if name in _APPLY_NAMES:
+        from . import apply
+
+        return getattr(apply, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
