@@ -51,7 +51,8 @@ class AuthenticationRequest:
     """What an authenticator may read of a request, without the web framework.
 
     ``headers`` is a case-insensitive mapping; ``peer_certificate`` is the DER bytes of the
-    client certificate the TLS layer accepted, or ``None``.
+    client certificate the TLS layer accepted, or ``None``; ``peer_certificate_info`` the
+    same certificate as ``ssl`` decodes it after verifying it in the handshake.
 
     ``audiences`` are those the credentials must be meant for (a TokenReview's
     ``spec.audiences``); empty means the server's ``--api-audiences``. An audience-aware
@@ -64,6 +65,7 @@ class AuthenticationRequest:
     remote_addr: str = ""
     audiences: tuple[str, ...] = ()
     matched_audiences: tuple[str, ...] | None = None
+    peer_certificate_info: dict | None = None
 
 
 class AuthenticationError(Exception):

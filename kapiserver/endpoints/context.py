@@ -28,6 +28,19 @@ class RequestContext:
         return self.request.headers.get("Accept", "")
 
     @property
+    def peer_certificate_info(self) -> dict | None:
+        """The client certificate's fields as ``ssl`` decodes a certificate the handshake
+        verified (``SSLSocket.getpeercert()``), or ``None``."""
+        sock = self.request.environ.get("gunicorn.socket")
+        getpeercert = getattr(sock, "getpeercert", None)
+        if getpeercert is None:
+            return None
+        try:
+            return getpeercert() or None
+        except (ValueError, OSError):
+            return None
+
+    @property
     def peer_certificate(self) -> bytes | None:
         """DER bytes of the client certificate the TLS handshake verified, if any."""
         sock = self.request.environ.get("gunicorn.socket")

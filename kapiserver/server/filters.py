@@ -97,7 +97,8 @@ def with_authentication(server, handler):
 
     def authentication(ctx):
         request = AuthenticationRequest(ctx.request.headers, ctx.peer_certificate,
-                                        ctx.request.remote_addr or "")
+                                        ctx.request.remote_addr or "",
+                                        peer_certificate_info=ctx.peer_certificate_info)
         try:
             user = authenticator.authenticate(request)
         except AuthenticationError as err:

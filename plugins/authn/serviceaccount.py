@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from kapiserver import errors
 from kapiserver.authentication import AuthenticationError, Authenticator
-from kapiserver.authentication.serviceaccount import ServiceAccountTokens, TokenValidator
 
 from .tokenfile import bearer_token
 
@@ -19,8 +18,17 @@ class ServiceAccountAuthenticator(Authenticator):
 
     name = "serviceaccount"
 
-    def __init__(self, validator: TokenValidator):
-        self.validator = validator
+    def __init__(self, validator=None, make_validator=None):
+        self._validator = validator
+        self._make_validator = make_validator
+
+    @property
+    def validator(self):
+        # Built with the first bearer token: reading the keys loads ``cryptography``
+        # (about 8 MiB a worker), which a worker serving only certificates never needs.
+        if self._validator is None:
+            self._validator = self._make_validator()
+        return self._validator
 
     @classmethod
     def for_server(cls, server) -> "ServiceAccountAuthenticator":
@@ -36,8 +44,14 @@ class ServiceAccountAuthenticator(Authenticator):
                     return None
             return get
 
-        return cls(TokenValidator(ServiceAccountTokens.for_server(server),
-                                  getter("serviceaccounts"), get_secret=getter("secrets")))
+        def make_validator():
+            from kapiserver.authentication.serviceaccount import (ServiceAccountTokens,
+                                                                  TokenValidator)
+
+            return TokenValidator(ServiceAccountTokens.for_server(server),
+                                  getter("serviceaccounts"), get_secret=getter("secrets"))
+
+        return cls(make_validator=make_validator)
 
     def authenticate(self, request):
         token = bearer_token(request.headers)

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import os
 from collections import OrderedDict
 
-from cryptography import x509 as cx509
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from OpenSSL import crypto
-
 from kapiserver.authentication import AuthenticationError, Authenticator, UserInfo
-from kapiserver.options.types import load_pem_certificates
-from kapiserver.pki import PKI
 
 CACHE_SIZE = 4096
 
@@ -27,21 +22,27 @@ class X509Authenticator(Authenticator):
 
     name = "x509"
 
-    def __init__(self, ca_certs: list[crypto.X509]):
+    def __init__(self, ca_certs: list, handshake_verified: bool = False):
+        from OpenSSL import crypto
+
         self.store = crypto.X509Store()
         for cert in ca_certs:
             self.store.add_cert(cert)
+        self.handshake_verified = handshake_verified
         self._cache: OrderedDict[bytes, tuple[UserInfo | None, datetime.datetime]] = OrderedDict()
 
     @classmethod
     def from_config(cls, config) -> "X509Authenticator":
-        pki = PKI(config.data_dir)
-        certs = load_pem_certificates(pki.ca_cert_file)
-        if config.client_ca_file:
-            certs += load_pem_certificates(config.client_ca_file)
-        return cls(certs)
+        """The authenticator of a server whose TLS layer verifies client certificates
+        against exactly these CAs (the bundle ``serving.prepare_tls`` writes), with
+        OpenSSL's client-purpose check of the extended key usage: a certificate the
+        handshake accepted needs no second check, so pyOpenSSL and ``cryptography`` are
+        only loaded for one that comes without the handshake's verdict."""
+        return _LazyCAs(config)
 
     def authenticate(self, request):
+        if self.handshake_verified and request.peer_certificate_info is not None:
+            return user_from_subject(request.peer_certificate_info.get("subject", ()))
         der = request.peer_certificate
         if not der:
             return None
@@ -57,6 +58,10 @@ class X509Authenticator(Authenticator):
         return user
 
     def _verify(self, der: bytes, now) -> tuple[UserInfo | None, datetime.datetime]:
+        from cryptography import x509 as cx509
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+        from OpenSSL import crypto
+
         cert = crypto.load_certificate(crypto.FILETYPE_ASN1, der)
         try:
             crypto.X509StoreContext(self.store, cert).verify_certificate()
@@ -77,3 +82,44 @@ class X509Authenticator(Authenticator):
             return None, not_after
         groups = tuple(a.value for a in subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
         return UserInfo(str(common_names[0].value), "", groups), not_after
+
+
+def user_from_subject(subject) -> UserInfo | None:
+    """CN is the user, each O a group, from a subject as ``ssl`` decodes it
+    (``((("commonName", "admin"),), (("organizationName", "system:masters"),))``)."""
+    common_names, groups = [], []
+    for rdn in subject:
+        for attribute, value in rdn:
+            if attribute == "commonName":
+                common_names.append(value)
+            elif attribute == "organizationName":
+                groups.append(value)
+    if not common_names or not common_names[0]:
+        return None
+    return UserInfo(str(common_names[0]), "", tuple(groups))
+
+
+class _LazyCAs(X509Authenticator):
+    """``X509Authenticator.from_config``'s: the CA files are read when first needed."""
+
+    def __init__(self, config):
+        self.config = config
+        self.handshake_verified = True
+        self._cache = OrderedDict()
+        self._store = None
+
+    @property
+    def store(self):
+        if self._store is None:
+            from OpenSSL import crypto
+
+            from kapiserver.options.types import load_pem_certificates
+
+            store = crypto.X509Store()
+            files = [os.path.join(self.config.data_dir, "pki", "ca.crt")]
+            files += [self.config.client_ca_file] if self.config.client_ca_file else []
+            for path in files:
+                for cert in load_pem_certificates(path):
+                    store.add_cert(cert)
+            self._store = store
+        return self._store

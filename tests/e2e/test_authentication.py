@@ -98,6 +98,20 @@ def test_certificate_from_another_ca_is_refused(server, tmp_path):
     assert "system:masters" not in result.stdout
 
 
+def test_certificate_without_client_auth_usage_is_refused(server):
+    import requests
+
+    # The serving certificate: signed by the same CA, but for serverAuth only. The
+    # handshake's client-purpose check refuses it (Go's x509 authenticator: 401).
+    pki = server.pki
+    try:
+        response = requests.get(server.url + ECHO, verify=server.ca_file,
+                                cert=(pki.serving_cert_file, pki.serving_key_file), timeout=10)
+    except requests.exceptions.ConnectionError:
+        return
+    assert response.status_code == 401, response.text
+
+
 def test_expired_certificate_is_refused(server, tmp_path):
     import requests
 

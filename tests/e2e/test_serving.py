@@ -204,3 +204,26 @@ def test_sigterm_before_a_worker_installs_its_handlers_is_not_lost(tmp_path):
                 process.wait()
     assert time.monotonic() - started < 8, log_file.read_text()
     assert "graceful timeout" not in log_file.read_text().lower()
+
+
+def test_workers_serving_certificates_do_not_load_cryptography(kapiserver_factory):
+    # Memory: cryptography's native library is ~8 MiB in every worker that maps it. The
+    # handshake verifies client certificates, so serving them needs no second check.
+    server = kapiserver_factory(workers=2)
+    for _ in range(8):
+        assert server.get("/api/v1/namespaces", user="admin",
+                          groups=["system:masters"]).status_code == 200
+    workers = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            if parent == server.process.pid:
+                workers.append(entry)
+    assert len(workers) == 2
+    for pid in workers:
+        with open(f"/proc/{pid}/maps") as f:
+            assert "cryptography" not in f.read()
