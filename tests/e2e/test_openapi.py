@@ -381,3 +381,91 @@ anything: {{goes: here}}
     assert changed.stdout == f"widget.{GROUP}/w1 configured\n", changed.stderr
     untyped = kubectl(api, "apply", "-f", "-", input=gadget)
     assert untyped.stdout == f"gadget.{GROUP}/g1 created\n", untyped.stderr
+
+
+# -- rbac, authentication and authorization kinds ------------------------------------------------
+
+ROLE = """apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {name}
+  namespace: default
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list]
+"""
+REVIEW_KINDS = {
+    "rbac.authorization.k8s.io/v1": ("Role", "RoleList", "ClusterRole", "ClusterRoleList",
+                                     "RoleBinding", "RoleBindingList", "ClusterRoleBinding",
+                                     "ClusterRoleBindingList"),
+    "authentication.k8s.io/v1": ("TokenReview", "SelfSubjectReview"),
+    "authorization.k8s.io/v1": ("SubjectAccessReview", "LocalSubjectAccessReview",
+                                "SelfSubjectAccessReview", "SelfSubjectRulesReview"),
+}
+
+
+@pytest.mark.parametrize("group_version", sorted(REVIEW_KINDS))
+def test_rbac_and_review_kinds_are_typed_as_upstream_types_them(api, group_version):
+    group, version = group_version.split("/")
+    schemas = get(api, f"/openapi/v3/apis/{group_version}").json()["components"]["schemas"]
+    package = {"rbac.authorization.k8s.io": "rbac"}.get(group, group.split(".")[0])
+    for kind in REVIEW_KINDS[group_version]:
+        schema = schemas[f"io.k8s.api.{package}.{version}.{kind}"]
+        assert "x-kubernetes-preserve-unknown-fields" not in schema, kind
+        assert schema["x-kubernetes-group-version-kind"] == [
+            {"group": group, "kind": kind, "version": version}]
+    assert not [name for name, schema in schemas.items()
+                if schema.get("x-kubernetes-preserve-unknown-fields")]
+    if group == "rbac.authorization.k8s.io":
+        rules = schemas["io.k8s.api.rbac.v1.Role"]["properties"]["rules"]
+        assert rules["x-kubernetes-list-type"] == "atomic"
+        assert schemas["io.k8s.api.rbac.v1.PolicyRule"]["required"] == ["verbs"]
+        assert schemas["io.k8s.api.rbac.v1.RoleRef"]["x-kubernetes-map-type"] == "atomic"
+        assert "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector" in schemas
+    if group == "authorization.k8s.io":
+        assert "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement" in schemas
+
+
+def test_kubectl_explain_prints_upstream_rbac_field_docs(api):
+    rules = kubectl(api, "explain", "role.rules")
+    assert rules.returncode == 0, rules.stderr
+    assert "FIELD: rules <[]PolicyRule>" in rules.stdout
+    assert "Rules holds all the PolicyRules for this Role" in rules.stdout
+    assert "verbs\t<[]string> -required-" in rules.stdout
+    subjects = kubectl(api, "explain", "clusterrolebinding.subjects")
+    assert subjects.returncode == 0, subjects.stderr
+    assert "FIELD: subjects <[]Subject>" in subjects.stdout
+    assert "Subjects holds references to the objects the role applies to." in subjects.stdout
+    assert "kind\t<string> -required-" in subjects.stdout
+    assert '"User", "Group", and "ServiceAccount"' in subjects.stdout
+
+
+def test_kubectl_explain_recursive_prints_self_subject_access_review_spec(api):
+    result = kubectl(api, "explain", "selfsubjectaccessreview.spec", "--recursive")
+    assert result.returncode == 0, result.stderr
+    assert "FIELD: spec <SelfSubjectAccessReviewSpec>" in result.stdout
+    assert "SelfSubjectAccessReviewSpec is a description of the access request." in result.stdout
+    assert "Spec holds information about the request being evaluated.  user and groups" \
+        in result.stdout
+    for field in ("nonResourceAttributes\t<NonResourceAttributes>",
+                  "resourceAttributes\t<ResourceAttributes>",
+                  "fieldSelector\t<FieldSelectorAttributes>",
+                  "requirements\t<[]FieldSelectorRequirement>",
+                  "labelSelector\t<LabelSelectorAttributes>",
+                  "requirements\t<[]LabelSelectorRequirement>",
+                  "operator\t<string> -required-", "subresource\t<string>"):
+        assert field in result.stdout, field
+
+
+def test_kubectl_applies_a_role_and_strict_validation_names_an_unknown_field(api):
+    applied = kubectl(api, "apply", "-f", "-", input=ROLE.format(name="reader"))
+    assert (applied.returncode, applied.stdout) == (
+        0, "role.rbac.authorization.k8s.io/reader created\n"), applied.stderr
+    again = kubectl(api, "apply", "-f", "-", input=ROLE.format(name="reader"))
+    assert again.stdout == "role.rbac.authorization.k8s.io/reader unchanged\n", again.stderr
+    manifest = ROLE.format(name="strict-role") + "  bogusRuleField: 1\n"
+    strict = kubectl(api, "create", "--validate=strict", "-f", "-", input=manifest)
+    assert strict.returncode == 1
+    assert 'unknown field "rules[0].bogusRuleField"' in strict.stderr, strict.stderr
+    assert kubectl(api, "get", "role", "strict-role").returncode == 1
