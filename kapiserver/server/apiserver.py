@@ -28,6 +28,7 @@ from ..registry.store import RegistryStore
 from ..storage.compactor import Compactor
 from ..storage.expiry import Expirer
 from ..storage.sqlite import SQLiteStore
+from ..storage.wakeups import PeerWakeups
 from ..storage.watchcache import WatchCache
 from ..version import version_info
 from . import filters, healthz
@@ -94,7 +95,8 @@ class APIServer:
         self.audit_backends = [backends[name](self) for name in sorted(backends)]
 
         self.storage = open_storage(config)
-        self.watch_cache = WatchCache(self.storage)
+        self.wakeups = PeerWakeups.create(os.path.join(config.data_dir, "kapiserver.db"))
+        self.watch_cache = WatchCache(self.storage, peers=self.wakeups)
         #: (group, resource) -> RegistryStore, filled as API groups are installed.
         self.registries = {}
         # pluggy's call order is registration order: sort, the core group first.
@@ -133,7 +135,7 @@ class APIServer:
         A subresource handler shares the resource's storage keys; its strategy decides
         which part of the object it writes. ``verbs`` default to the spec's own.
         """
-        registry = RegistryStore(spec, strategy, self.storage, self.watch_cache.notify)
+        registry = RegistryStore(spec, strategy, self.storage, self.watch_cache.written)
         if not subresource:
             self.registries[(spec.group, spec.resource)] = registry
         return RESTHandler(registry, self, verbs)
@@ -181,6 +183,8 @@ class APIServer:
         for backend in self.audit_backends:
             backend.shutdown()
         self.watch_cache.close()
+        if self.wakeups is not None:
+            self.wakeups.close()
         self.storage.close()
 
     # -- serving -------------------------------------------------------------------------

@@ -75,8 +75,10 @@ class WatchCache:
     """The worker's window on the store's event log (see the module docstring)."""
 
     def __init__(self, store, interval: float = 0.02, capacity: int = 10_000,
-                 max_pending: int = 10_000):
+                 max_pending: int = 10_000, peers=None):
         self.store = store
+        #: ``PeerWakeups`` of the other workers on this host, or None (poll only).
+        self.peers = peers
         self.interval = interval
         self.max_pending = max_pending
         self.buffer: collections.deque = collections.deque(maxlen=capacity)
@@ -92,12 +94,26 @@ class WatchCache:
         self.memo_size = 256
         self.thread = threading.Thread(target=self._run, name="watch-cache", daemon=True)
         self.thread.start()
+        if peers is not None:
+            threading.Thread(target=self._listen, name="watch-cache-wakeups",
+                             daemon=True).start()
 
     # -- the feed ------------------------------------------------------------------------------
 
     def notify(self) -> None:
-        """A write happened in this process: read the log now rather than at the next tick."""
+        """Read the log now rather than at the next tick."""
         self.wake.set()
+
+    def written(self) -> None:
+        """A write happened in this process: read the log now, and so should the peers."""
+        self.wake.set()
+        if self.peers is not None:
+            self.peers.notify_peers()
+
+    def _listen(self) -> None:
+        while not self.stopped:
+            if self.peers.wait(1.0):
+                self.wake.set()
 
     def _run(self) -> None:
         while not self.stopped:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -119,3 +120,26 @@ def test_a_slow_watcher_is_closed_and_never_stalls_the_others(store):
         assert slow not in cache.watchers
     finally:
         cache.close()
+
+
+def test_a_write_wakes_the_other_workers_cache_at_once(store, path):
+    from kapiserver.storage.wakeups import PeerWakeups
+
+    # Two "workers" in one process: distinct wake-up sockets, one store file.
+    first, second = PeerWakeups(str(path)), PeerWakeups(str(path), pid=os.getpid() + 100000)
+    other = SQLiteStore(path)
+    writer = WatchCache(store, interval=3600, peers=first)   # polls only when woken
+    reader = WatchCache(other, interval=3600, peers=second)
+    try:
+        watcher = reader.watch("/k/", other.current_revision())
+        store.create("/k/a", b"1")
+        started = time.monotonic()
+        writer.written()
+        assert [e.key for e in drain(watcher, 1, timeout=3)] == ["/k/a"]
+        assert time.monotonic() - started < 1.0
+    finally:
+        writer.close()
+        reader.close()
+        other.close()
+        first.close()
+        second.close()
