@@ -2,14 +2,13 @@
 and aggregation, on a real server (2 workers, ``--authorization-mode RBAC``) with kubectl."""
 
 import json
-import os
 import time
 
 import pytest
 
 from kapiserver.testing import KapiserverProcess, assert_status
+from tests.support.reference import transcript
 
-REFERENCE = "/work/shared/reference"
 GROUP = "rbac.authorization.k8s.io"
 RBAC = f"/apis/{GROUP}/v1"
 TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,"
@@ -18,11 +17,7 @@ BOB_GROUPS = ("devs",)
 
 
 def reference(name):
-    path = os.path.join(REFERENCE, name)
-    if not os.path.exists(path):
-        pytest.skip("no reference transcripts")
-    with open(path) as f:
-        return json.load(f)["response"]
+    return transcript(name)["response"]
 
 
 @pytest.fixture(scope="module")

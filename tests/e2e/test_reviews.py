@@ -1,24 +1,15 @@
 """authentication.k8s.io and authorization.k8s.io reviews, driven as kubectl drives them."""
 
 import json
-import os
 
 import pytest
 
 from kapiserver.testing import KapiserverProcess, assert_status
+from tests.support.reference import transcript as reference
 
-REFERENCE = "/work/shared/reference"
 AUTHN = "/apis/authentication.k8s.io/v1"
 AUTHZ = "/apis/authorization.k8s.io/v1"
 ADMIN = {"user": "admin", "groups": ["system:masters"]}
-
-
-def reference(name):
-    path = os.path.join(REFERENCE, name)
-    if not os.path.exists(path):
-        pytest.skip(f"reference transcript {name} not present")
-    with open(path) as f:
-        return json.load(f)
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kapiserver.authentication import jose
 from kapiserver.testing import assert_status
+from tests.support.reference import transcript as reference
 
-REFERENCE = "/work/shared/reference"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 ADMIN = {"user": "admin", "groups": ["system:masters"]}
-
-
-def reference(name):
-    path = os.path.join(REFERENCE, name)
-    if not os.path.exists(path):
-        pytest.skip(f"reference transcript {name} not present")
-    with open(path) as f:
-        return json.load(f)
 
 
 def claims_of(token):
