@@ -14,6 +14,15 @@ from ..serialization import dumps_json
 AGGREGATED_VERSIONS = ("v2", "v2beta1")
 
 
+def discovery_verbs(handler) -> list[str]:
+    """The verbs discovery lists for ``handler``: sorted, as upstream's built-ins list them,
+    unless the handler names its own order (``discovery_verbs``: custom resources)."""
+    ordered = getattr(handler, "discovery_verbs", None)
+    if ordered is not None:
+        return list(ordered)
+    return sorted(getattr(handler, "verbs", handler.spec.verbs))
+
+
 class Discovery:
     """Discovery over installed groups; ``document(path)`` returns bytes or ``None``."""
 
@@ -75,7 +84,7 @@ class Discovery:
         if (spec.group, spec.version) != (group, version):
             # A subresource of another group's kind (serviceaccounts/token: TokenRequest).
             resource.update(group=spec.group, version=spec.version)
-        resource.update(kind=spec.kind, verbs=sorted(getattr(handler, "verbs", spec.verbs)))
+        resource.update(kind=spec.kind, verbs=discovery_verbs(handler))
         if "/" not in path:
             if spec.short_names:
                 resource["shortNames"] = list(spec.short_names)
@@ -99,7 +108,7 @@ class Discovery:
                 foreign = (spec.group, spec.version) != (group.name, version)
                 kind = {"group": spec.group if foreign else "",
                         "version": spec.version if foreign else "", "kind": spec.kind}
-                verbs = sorted(getattr(handler, "verbs", spec.verbs))
+                verbs = discovery_verbs(handler)
                 if "/" in path:
                     parent, sub = path.split("/", 1)
                     subresources.setdefault(parent, []).append(

@@ -116,6 +116,10 @@ class RESTHandler:
         accept = ctx.accept
         if _wants_table(accept):
             obj = self.table(obj, ctx.request.args.get("includeObject", "Metadata"))
+        elif "kind" in obj and next(iter(obj)) != "kind":
+            # Go writes TypeMeta first, whatever order the request body had.
+            obj = {"kind": obj["kind"], "apiVersion": obj.get("apiVersion"),
+                   **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
         if prefers_yaml(accept):
             return Response(dumps_yaml(obj), code, content_type=YAML)
         return Response(dumps_json(obj), code, content_type=JSON)
@@ -200,9 +204,7 @@ class RESTHandler:
         """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so in Warning
         headers, ``Strict`` refuses the request, ``Ignore`` says nothing."""
         mode = _field_validation(ctx.request.args)
-        from ..runtime.unknown_fields import unknown_fields
-
-        unknown = unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
+        unknown = self.unknown_fields(obj)
         if not unknown or mode == "Ignore":
             return
         messages = [f"unknown field {errors.go_quote(path)}" for path in unknown]
@@ -213,13 +215,17 @@ class RESTHandler:
                                     f"{', '.join(messages)}")
         ctx.warnings.extend(messages)
 
+    def unknown_fields(self, obj: dict) -> list[str]:
+        """Drop the fields ``obj``'s kind does not have; return their paths (``spec.x``)."""
+        from ..runtime.unknown_fields import unknown_fields
+
+        return unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
+
     def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors) -> None:
         """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown
         fields are dropped; ``Strict`` refuses them (and fields the patch set twice) with a
         bare ``strict decoding error``, ``Warn`` names each in a Warning header."""
-        from ..runtime.unknown_fields import unknown_fields
-
-        unknown = unknown_fields(patched, self.spec.api_version, self.spec.kind, prune=True)
+        unknown = self.unknown_fields(patched)
         messages = list(strict_errors)
         if mode != "Ignore":
             messages += [f"unknown field {errors.go_quote(path)}" for path in unknown or ()]
@@ -379,7 +385,7 @@ class RESTHandler:
         except patch.PatchError as err:
             raise errors.BadRequest(str(err)) from None
         applier = Applier(self.spec.api_version, self.spec.kind, request.args["fieldManager"],
-                          info.subresource,
+                          info.subresource, list_types=self.store.strategy.list_types,
                           status_subresource=self.store.strategy.status_subresource)
         warned = []
 

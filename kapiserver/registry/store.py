@@ -153,7 +153,7 @@ class RegistryStore:
         """``manage(new, old)`` recording a write by ``manager`` in ``managedFields``."""
         from ..fieldmanager import for_kind, update_managed_fields
 
-        list_types = for_kind(self.spec.api_version, self.spec.kind)
+        list_types = self.strategy.list_types or for_kind(self.spec.api_version, self.spec.kind)
         status_subresource = self.strategy.status_subresource
 
         def manage(new: dict, old: dict | None) -> None:

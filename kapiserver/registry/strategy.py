@@ -26,6 +26,10 @@ class Strategy:
     has_generation = False
     status_subresource = False
     allow_create_on_update = False
+    #: How field ownership tracks this kind's lists and maps (``fieldmanager.ListTypes``);
+    #: ``None``: the built-in table of the kind (custom resources derive one from their
+    #: schema).
+    list_types = None
     allow_unconditional_update = True
 
     def __init__(self, spec, ttl: float = 0):

@@ -99,6 +99,11 @@ class APIServer:
         self.watch_cache = WatchCache(self.storage, peers=self.wakeups)
         #: (group, resource) -> RegistryStore, filled as API groups are installed.
         self.registries = {}
+        #: owner -> the API groups it serves beyond the installed ones (custom resources).
+        self._dynamic_groups: dict[str, list] = {}
+        #: Called before discovery and OpenAPI answer, so they include what another worker
+        #: has just registered (``add_discovery_refresher``).
+        self._discovery_refreshers: list = []
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -117,7 +122,8 @@ class APIServer:
             delegate.name = delegate.name or name
             delegates.append(delegate)
         self.delegation = DelegationChain(delegates)
-        self.discovery = Discovery(sorted(all_groups, key=lambda g: g.name != ""),
+        self._installed_groups = sorted(all_groups, key=lambda g: g.name != "")
+        self.discovery = Discovery(self._installed_groups,
                                    f"{config.bind_address}:{config.secure_port}")
         #: Builds /openapi/v2 and /openapi/v3 from the groups discovery lists, on the first
         #: request; whoever changes the installed groups calls ``openapi.invalidate()``.
@@ -129,16 +135,41 @@ class APIServer:
             self.stopping)
         self.handler = filters.build(self, self._serve_generic)
 
-    def rest_handler(self, spec, strategy, subresource: str = "", verbs=None):
+    def rest_handler(self, spec, strategy, subresource: str = "", verbs=None,
+                     registry_class=RegistryStore):
         """A ``ResourceHandler`` serving ``spec`` (or its ``subresource``) from storage.
 
         A subresource handler shares the resource's storage keys; its strategy decides
-        which part of the object it writes. ``verbs`` default to the spec's own.
+        which part of the object it writes. ``verbs`` default to the spec's own;
+        ``registry_class`` is a ``RegistryStore`` subclass for a resource whose verbs
+        differ from the generic ones (upstream's custom ``REST`` types).
         """
-        registry = RegistryStore(spec, strategy, self.storage, self.watch_cache.written)
+        registry = registry_class(spec, strategy, self.storage, self.watch_cache.written)
         if not subresource:
             self.registries[(spec.group, spec.resource)] = registry
         return RESTHandler(registry, self, verbs)
+
+    def set_dynamic_groups(self, owner: str, groups: list) -> None:
+        """Serve ``groups`` in discovery and OpenAPI beside the installed ones.
+
+        ``owner`` (e.g. ``"apiextensions"``) replaces its previous groups; the groups are
+        listed after the installed ones, in the order given. Routing requests to them is
+        the owner's delegate's business.
+        """
+        self._dynamic_groups[owner] = list(groups)
+        dynamic = [g for owned in self._dynamic_groups.values() for g in owned]
+        self.discovery = Discovery(self._installed_groups + dynamic,
+                                   f"{self.config.bind_address}:{self.config.secure_port}")
+        self.openapi.invalidate()
+
+    def add_discovery_refresher(self, refresh) -> None:
+        """Call ``refresh()`` before answering discovery or OpenAPI requests: it brings
+        this worker's dynamic groups up to date with the store (bounded wait)."""
+        self._discovery_refreshers.append(refresh)
+
+    def _refresh_discovery(self) -> None:
+        for refresh in self._discovery_refreshers:
+            refresh()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -216,6 +247,7 @@ class APIServer:
             from .oidc import serve_issuer_discovery  # cryptography: imported when asked
             return serve_issuer_discovery(self, path)
         if head == "openapi":
+            self._refresh_discovery()
             answer = self._openapi_service.serve(ctx.request.method, path, ctx.request.args,
                                                  ctx.request.headers)
             if answer is not None:
@@ -224,6 +256,8 @@ class APIServer:
                     del response.headers["Content-Type"]  # Go sends none with no body
                 return response
         if head in ("api", "apis") and ctx.request.method in ("GET", "HEAD"):
+            if head == "apis" and path.rstrip("/").count("/") <= 3:
+                self._refresh_discovery()
             aggregated = self.discovery.aggregated(path, ctx.accept)
             if aggregated is not None:
                 body, content_type, etag = aggregated

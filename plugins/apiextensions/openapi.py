@@ -1,0 +1,75 @@
+"""OpenAPI definitions of a CRD version, as upstream's ``builder.BuildOpenAPIV3`` makes them.
+
+The kind's schema is the version's ``openAPIV3Schema`` with ``apiVersion``, ``kind`` and
+``metadata`` (ObjectMeta) added; the list kind wraps it. Names are the reversed group,
+the version and the kind (``com.example.capture.v1.Gadget``); references are in the v3
+form (``#/components/schemas/...``), which the server's builder also turns into v2.
+"""
+
+from __future__ import annotations
+
+import copy
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+API_VERSION = {"description": "APIVersion defines the versioned schema of this representation "
+                              "of an object. Servers should convert recognized schemas to the "
+                              "latest internal value, and may reject unrecognized values. More "
+                              "info: https://git.k8s.io/community/contributors/devel/"
+                              "sig-architecture/api-conventions.md#resources",
+               "type": "string"}
+KIND = {"description": "Kind is a string value representing the REST resource this object "
+                       "represents. Servers may infer this from the endpoint the client submits "
+                       "requests to. Cannot be updated. In CamelCase. More info: "
+                       "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                       "api-conventions.md#types-kinds",
+        "type": "string"}
+OBJECT_METADATA = {"description": "Standard object's metadata. More info: https://git.k8s.io/"
+                                  "community/contributors/devel/sig-architecture/"
+                                  "api-conventions.md#metadata",
+                   "allOf": [{"$ref": f"#/components/schemas/{META}ObjectMeta"}]}
+LIST_METADATA = {"description": "Standard list metadata. More info: https://git.k8s.io/community/"
+                                "contributors/devel/sig-architecture/"
+                                "api-conventions.md#types-kinds",
+                 "allOf": [{"$ref": f"#/components/schemas/{META}ListMeta"}]}
+#: Keywords of a CRD schema that OpenAPI documents leave out (upstream strips them).
+_DROPPED = ("x-kubernetes-validations",)
+
+
+def definition_name(group: str, version: str, kind: str) -> str:
+    return ".".join(reversed(group.split("."))) + f".{version}.{kind}"
+
+
+def _clean(schema):
+    if isinstance(schema, dict):
+        return {k: _clean(v) for k, v in schema.items() if k not in _DROPPED}
+    if isinstance(schema, list):
+        return [_clean(v) for v in schema]
+    return schema
+
+
+def definitions(group: str, version: str, kind: str, list_kind: str, plural: str,
+                schema: dict, selectable: list[str]) -> dict:
+    """The kind's and the list kind's definitions, by name."""
+    name = definition_name(group, version, kind)
+    body = _clean(copy.deepcopy(schema or {"type": "object"}))
+    properties = body.get("properties") or {}
+    body["type"] = body.get("type", "object")
+    body["properties"] = {"apiVersion": API_VERSION, "kind": KIND, "metadata": OBJECT_METADATA,
+                          **{k: v for k, v in properties.items()
+                             if k not in ("apiVersion", "kind", "metadata")}}
+    body["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind,
+                                                "version": version}]
+    body["x-kubernetes-selectable-fields"] = [{"fieldPath": p.lstrip(".")} for p in selectable]
+    list_body = {
+        "description": f"{list_kind} is a list of {kind}", "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": API_VERSION,
+            "items": {"description": f"List of {plural}. More info: https://git.k8s.io/"
+                                     "community/contributors/devel/sig-architecture/"
+                                     "api-conventions.md",
+                      "type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+            "kind": KIND, "metadata": LIST_METADATA},
+        "x-kubernetes-group-version-kind": [{"group": group, "kind": list_kind,
+                                             "version": version}]}
+    return {name: body, definition_name(group, version, list_kind): list_body}

@@ -1,0 +1,1 @@
+"""Structural schemas of custom resources: validation, defaulting and pruning."""

@@ -1,0 +1,463 @@
+"""CustomResourceDefinitions end to end: kubectl and the Python client on a 2-worker server.
+
+The lifecycle (create, establish, discovery, OpenAPI, delete with cleanup), custom
+resources through every verb, the schema (validation, defaulting, pruning, CEL), the
+status and scale subresources, printer columns and selectable fields.
+"""
+
+import json
+import time
+
+import pytest
+import yaml
+
+from kapiserver.testing import KapiserverProcess, assert_status
+from tests.support.reference import transcript
+
+ADMIN = dict(user="admin", groups=["system:masters"])
+NS = "crs"
+GROUP = "example.com"
+
+WIDGETS = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"widgets.{GROUP}"},
+    "spec": {
+        "group": GROUP, "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                  "shortNames": ["wd"], "categories": ["all"]},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "subresources": {"status": {}, "scale": {
+                "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+                "labelSelectorPath": ".status.selector"}},
+            "additionalPrinterColumns": [
+                {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
+                {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas",
+                 "priority": 1},
+                {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+            "selectableFields": [{"jsonPath": ".spec.color"}],
+            "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {
+                    "spec": {
+                        "type": "object", "required": ["size"],
+                        "x-kubernetes-validations": [
+                            {"rule": "self.size <= self.maxSize",
+                             "message": "size must not exceed maxSize"},
+                            {"rule": "self.size >= oldSelf.size", "message": "size may not shrink",
+                             "reason": "FieldValueForbidden"}],
+                        "properties": {
+                            "size": {"type": "integer", "minimum": 1,
+                                     "description": "How big the widget is."},
+                            "maxSize": {"type": "integer", "default": 10},
+                            "color": {"type": "string", "enum": ["red", "green", "blue"],
+                                      "default": "red"},
+                            "replicas": {"type": "integer", "default": 1},
+                            "tags": {"type": "array", "items": {"type": "string"},
+                                     "x-kubernetes-list-type": "set"}}},
+                    "status": {"type": "object", "properties": {
+                        "replicas": {"type": "integer"}, "selector": {"type": "string"},
+                        "phase": {"type": "string"}}}}}}}],
+    }}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    server = KapiserverProcess(str(tmp_path_factory.mktemp("crds")), workers=2).start()
+    server.kubectl("create", "namespace", NS, check=True)
+    created = server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                             json=WIDGETS, **ADMIN)
+    assert created.status_code == 201, created.text
+    server.kubectl("wait", "--for=condition=established", f"crd/widgets.{GROUP}",
+                   "--timeout=10s", check=True)
+    yield server
+    server.stop()
+
+
+def widgets_path(name: str = "", namespace: str = NS) -> str:
+    return f"/apis/{GROUP}/v1/namespaces/{namespace}/widgets" + (f"/{name}" if name else "")
+
+
+def widget(name: str, **spec) -> dict:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": spec}
+
+
+def create(api, name: str, **spec):
+    response = api.request("POST", widgets_path(), json=widget(name, **spec), **ADMIN)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def crd_manifest(plural: str, kind: str, group: str = GROUP, **version) -> dict:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "kind": kind},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": True}},
+                                   **version}]}}
+
+
+# -- the CRD lifecycle ---------------------------------------------------------------------------
+
+
+def test_create_answers_the_defaulted_crd_as_upstream(api):
+    captured = transcript("crd-create.json")
+    body = captured["request"]["body"]
+    response = api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                           json=body, **ADMIN)
+    assert response.status_code == 201, response.text
+    got, want = response.json(), captured["response"]["body"]
+    assert got["spec"] == want["spec"]
+    assert got["status"] == want["status"]
+    assert got["metadata"]["generation"] == 1
+    assert list(got) == list(want)
+    api.kubectl("wait", "--for=condition=established", "crd/gadgets.capture.example.com",
+                "--timeout=10s", check=True)
+    established = api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                          "gadgets.capture.example.com", **ADMIN).json()
+    want = transcript("crd-established.json")["response"]["body"]
+    for entry in want["status"]["conditions"]:
+        entry.pop("lastTransitionTime")
+    conditions = [{k: v for k, v in c.items() if k != "lastTransitionTime"}
+                  for c in established["status"]["conditions"]]
+    assert conditions == want["status"]["conditions"]
+    assert established["status"]["acceptedNames"] == want["status"]["acceptedNames"]
+    status_entry = [m for m in established["metadata"]["managedFields"]
+                    if m.get("subresource") == "status"]
+    assert status_entry and status_entry[0]["operation"] == "Update"
+    discovery = api.get("/apis/capture.example.com/v1", **ADMIN).json()
+    assert discovery == transcript("crd-discovery-groupversion.json")["response"]["body"]
+
+
+def test_apply_then_wait_established_within_a_second(api):
+    manifest = crd_manifest("gizmos", "Gizmo", shortNames=None)
+    manifest["spec"]["names"]["shortNames"] = ["gz"]
+    started = time.monotonic()
+    out = api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
+    assert out.stdout == f"customresourcedefinition.apiextensions.k8s.io/gizmos.{GROUP} created\n"
+    api.kubectl("wait", "--for=condition=established", f"crd/gizmos.{GROUP}", "--timeout=5s",
+                check=True)
+    assert time.monotonic() - started < 1.5
+    # Every worker serves it at once: ask several times (connections land on both workers).
+    for index in range(6):
+        out = api.kubectl("create", "-n", NS, "-f", "-", input=yaml.safe_dump({
+            "apiVersion": f"{GROUP}/v1", "kind": "Gizmo", "metadata": {"name": f"g{index}"},
+            "anything": {"goes": index}}), check=True)
+        assert out.stdout == f"gizmo.{GROUP}/g{index} created\n"
+    out = api.kubectl("get", "gz", "-n", NS, "-o", "name", check=True)
+    assert out.stdout.split() == [f"gizmo.{GROUP}/g{i}" for i in range(6)]
+
+
+def test_discovery_lists_established_crds_with_names(api):
+    resources = api.get(f"/apis/{GROUP}/v1", **ADMIN).json()["resources"]
+    by_name = {r["name"]: r for r in resources}
+    assert by_name["widgets"]["shortNames"] == ["wd"]
+    assert by_name["widgets"]["categories"] == ["all"]
+    assert by_name["widgets"]["verbs"] == ["delete", "deletecollection", "get", "list", "patch",
+                                           "create", "update", "watch"]
+    assert by_name["widgets/status"]["verbs"] == ["get", "patch", "update"]
+    assert by_name["widgets/scale"]["group"] == "autoscaling"
+    groups = api.get("/apis", **ADMIN).json()["groups"]
+    assert GROUP in [g["name"] for g in groups]
+    aggregated = api.get("/apis", headers={
+        "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+        **ADMIN).json()
+    names = [item["metadata"]["name"] for item in aggregated["items"]]
+    assert GROUP in names
+    out = api.kubectl("api-resources", "--api-group", GROUP, check=True).stdout
+    assert "widgets" in out and "wd" in out
+    out = api.kubectl("get", "all", "-n", NS, check=True).stdout
+    assert "widget" in out or out == ""
+
+
+def test_explain_reads_the_crd_schema(api):
+    out = api.kubectl("explain", "widget.spec.size", check=True).stdout
+    assert "KIND:       Widget" in out and "How big the widget is." in out
+    assert "FIELD: size <integer>" in out
+
+
+def test_crud_with_the_python_client(api):
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    objects = client.CustomObjectsApi(api.python_client())
+    created = objects.create_namespaced_custom_object(GROUP, "v1", NS, "widgets",
+                                                      widget("py", size=2))
+    assert created["metadata"]["generation"] == 1
+    # Defaults applied on create.
+    assert created["spec"] == {"color": "red", "maxSize": 10, "replicas": 1, "size": 2}
+    got = objects.get_namespaced_custom_object(GROUP, "v1", NS, "widgets", "py")
+    assert got == created
+    listed = objects.list_namespaced_custom_object(GROUP, "v1", NS, "widgets")
+    assert "py" in [item["metadata"]["name"] for item in listed["items"]]
+    assert listed["kind"] == "WidgetList" and listed["items"][0]["kind"] == "Widget"
+    patched = objects.patch_namespaced_custom_object(GROUP, "v1", NS, "widgets", "py",
+                                                     {"spec": {"size": 3}})
+    assert patched["spec"]["size"] == 3 and patched["metadata"]["generation"] == 2
+    stale = dict(got)
+    stale["spec"] = dict(got["spec"], size=4)
+    with pytest.raises(ApiException) as err:
+        objects.replace_namespaced_custom_object(GROUP, "v1", NS, "widgets", "py", stale)
+    assert err.value.status == 409
+    assert json.loads(err.value.body)["message"] == (
+        f'Operation cannot be fulfilled on widgets.{GROUP} "py": the object has been modified; '
+        "please apply your changes to the latest version and try again")
+    objects.delete_namespaced_custom_object(GROUP, "v1", NS, "widgets", "py")
+    with pytest.raises(ApiException) as err:
+        objects.get_namespaced_custom_object(GROUP, "v1", NS, "widgets", "py")
+    assert err.value.status == 404
+    assert json.loads(err.value.body)["message"] == f'widgets.{GROUP} "py" not found'
+
+
+def test_json_is_written_with_sorted_keys(api):
+    response = api.request("POST", widgets_path(), json=widget("sorted", size=1), **ADMIN)
+    body = response.json()
+    assert list(body) == sorted(body)
+    assert list(body["metadata"]) == sorted(body["metadata"])
+    text = api.get(widgets_path(), **ADMIN).text
+    listed = json.loads(text)
+    assert list(listed) == ["apiVersion", "items", "kind", "metadata"]
+    assert listed["metadata"]["continue"] == ""
+
+
+def test_kubectl_everyday_commands(api):
+    manifest = yaml.safe_dump(widget("k1", size=3, color="green"))
+    assert api.kubectl("apply", "-n", NS, "-f", "-", input=manifest, check=True).stdout == \
+        f"widget.{GROUP}/k1 created\n"
+    out = api.kubectl("get", "widgets", "k1", "-n", NS, check=True).stdout.splitlines()
+    assert out[0].split() == ["NAME", "SIZE", "COLOR", "AGE"]
+    assert out[1].split()[:3] == ["k1", "3", "green"]
+    wide = api.kubectl("get", "wd", "k1", "-n", NS, "-o", "wide", check=True).stdout.splitlines()
+    assert wide[0].split() == ["NAME", "SIZE", "COLOR", "REPLICAS", "AGE"]
+    api.kubectl("label", "-n", NS, "widget/k1", "tier=gold", check=True)
+    api.kubectl("annotate", "-n", NS, "widget/k1", "note=hi", check=True)
+    got = json.loads(api.kubectl("get", "widget", "k1", "-n", NS, "-o", "json",
+                                 check=True).stdout)
+    assert got["metadata"]["labels"] == {"tier": "gold"}
+    assert got["metadata"]["annotations"]["note"] == "hi"
+    described = api.kubectl("describe", "widget", "k1", "-n", NS, check=True).stdout
+    assert "Size:" in described and "Kind:         Widget" in described
+    out = api.kubectl("apply", "--server-side", "-n", NS, "-f", "-",
+                      input=yaml.safe_dump(widget("k1", size=4, color="green")), check=True)
+    assert out.stdout == f"widget.{GROUP}/k1 serverside-applied\n"
+    assert api.kubectl("delete", "-n", NS, "widget", "k1", check=True).stdout == \
+        f'widget.{GROUP} "k1" deleted\n'
+
+
+def test_table_matches_upstream_columns(api):
+    create(api, "tbl", size=3, color="red")
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    table = api.get(widgets_path() + "?fieldSelector=metadata.name%3Dtbl",
+                    headers={"Accept": accept}, **ADMIN).json()
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names == ["Name", "Size", "Color", "Replicas", "Age"]
+    size = table["columnDefinitions"][1]
+    assert size == {"name": "Size", "type": "integer", "format": "",
+                    "description": "Custom resource definition column (in JSONPath format): "
+                                   ".spec.size", "priority": 0}
+    assert table["columnDefinitions"][3]["priority"] == 1
+    assert table["rows"][0]["cells"][:4] == ["tbl", 3, "red", 1]
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_strategic_merge_patch_and_protobuf_are_refused_as_upstream(api):
+    create(api, "sm", size=1)
+    response = api.request("PATCH", widgets_path("sm"), data=b'{"spec":{"size":2}}',
+                           headers={"Content-Type": "application/strategic-merge-patch+json"},
+                           **ADMIN)
+    want = transcript("cr-strategic-patch-unsupported.json")["response"]
+    assert response.status_code == 415
+    assert response.json() == want["body"]
+    response = api.get(widgets_path("sm"), headers={
+        "Accept": "application/vnd.kubernetes.protobuf"}, **ADMIN)
+    assert response.status_code == 406
+    assert response.headers["Content-Type"] == "application/vnd.kubernetes.protobuf"
+    assert b"only the following media types are accepted" in response.content
+
+
+def test_status_subresource_writes_only_status(api):
+    created = create(api, "st", size=2)
+    obj = dict(created, status={"phase": "Running", "replicas": 1})
+    response = api.request("PUT", widgets_path("st") + "/status", json=obj, **ADMIN)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == {"phase": "Running", "replicas": 1}
+    assert body["metadata"]["generation"] == 1
+    # The main resource ignores status and bumps generation on spec changes only.
+    body["spec"]["size"] = 5
+    body["status"] = {"phase": "Lost"}
+    updated = api.request("PUT", widgets_path("st"), json=body, **ADMIN).json()
+    assert updated["status"] == {"phase": "Running", "replicas": 1}
+    assert updated["metadata"]["generation"] == 2
+    # A status write cannot change the spec.
+    updated["spec"]["size"] = 9
+    updated["status"]["phase"] = "Done"
+    after = api.request("PUT", widgets_path("st") + "/status", json=updated, **ADMIN).json()
+    assert after["spec"]["size"] == 5 and after["status"]["phase"] == "Done"
+
+
+def test_scale_subresource_and_kubectl_scale(api):
+    create(api, "sc", size=1, replicas=2)
+    scale = api.get(widgets_path("sc") + "/scale", **ADMIN).json()
+    assert scale["kind"] == "Scale" and scale["apiVersion"] == "autoscaling/v1"
+    assert scale["spec"] == {"replicas": 2} and scale["status"] == {"replicas": 0}
+    assert api.kubectl("scale", "-n", NS, "widget/sc", "--replicas=5", check=True).stdout == \
+        f"widget.{GROUP}/sc scaled\n"
+    assert api.get(widgets_path("sc"), **ADMIN).json()["spec"]["replicas"] == 5
+    response = api.request("PATCH", widgets_path("sc") + "/scale",
+                           data=b'{"spec":{"replicas":-1}}',
+                           headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert_status(response, 422, "Invalid")
+
+
+def test_selectable_fields_drive_field_selectors(api):
+    create(api, "blue1", size=1, color="blue")
+    listed = api.get(widgets_path() + "?fieldSelector=spec.color%3Dblue", **ADMIN).json()
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["blue1"]
+    response = api.get(widgets_path() + "?fieldSelector=spec.size%3D1", **ADMIN)
+    assert_status(response, 400, "BadRequest")
+
+
+def test_schema_violations_are_reported_as_upstream(api):
+    captured = transcript("cr-invalid.json")
+    body = dict(captured["request"]["body"])
+    body["apiVersion"], body["kind"] = f"{GROUP}/v1", "Widget"
+    response = api.request("POST", widgets_path(), json=body, **ADMIN)
+    assert response.status_code == 422, response.text
+    want = captured["response"]["body"]
+    got = response.json()
+    assert got["details"]["causes"] == want["details"]["causes"]
+    assert got["message"] == want["message"].replace("Gadget.capture.example.com",
+                                                     f"Widget.{GROUP}")
+
+
+def test_unknown_fields_are_pruned_or_refused(api):
+    body = widget("pr", size=1, bogus=True)
+    body["metadata"]["junk"] = 1
+    response = api.request("POST", widgets_path(), json=body, **ADMIN)
+    assert response.status_code == 201
+    assert "bogus" not in response.json()["spec"]
+    warnings = response.headers.get("Warning", "")
+    assert 'unknown field \\"spec.bogus\\"' in warnings
+    assert 'unknown field \\"metadata.junk\\"' in warnings
+    response = api.request("POST", widgets_path() + "?fieldValidation=Strict",
+                           json=widget("pr2", size=1, bogus=True), **ADMIN)
+    assert_status(response, 400, "BadRequest",
+                  'Widget in version "v1" cannot be handled as a Widget: strict decoding '
+                  'error: unknown field "spec.bogus"')
+
+
+def test_cel_rules_and_transition_rules(api):
+    response = api.request("POST", widgets_path(), json=widget("cel", size=20), **ADMIN)
+    body = assert_status(response, 422, "Invalid")
+    assert body["details"]["causes"] == [{"reason": "FieldValueInvalid",
+                                          "message": 'Invalid value: "object": size must not '
+                                                     "exceed maxSize",
+                                          "field": "spec"}]
+    create(api, "cel", size=5)
+    response = api.request("PATCH", widgets_path("cel"), data=b'{"spec":{"size":4}}',
+                           headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    body = assert_status(response, 422, "Invalid")
+    assert body["details"]["causes"][0]["reason"] == "FieldValueForbidden"
+    assert body["details"]["causes"][0]["field"] == "spec"
+    assert "size may not shrink" in body["details"]["causes"][0]["message"]
+
+
+def test_watch_sees_changes_while_the_crd_is_updated(api):
+    from kubernetes import client, watch
+
+    objects = client.CustomObjectsApi(api.python_client())
+    create(api, "w0", size=1)
+    rv = api.get(widgets_path(), **ADMIN).json()["metadata"]["resourceVersion"]
+    stream = watch.Watch()
+    seen = []
+    # Change the CRD (a printer column) while a watch is open, then write objects.
+    patch = [{"op": "add", "path": "/spec/versions/0/additionalPrinterColumns/-",
+              "value": {"name": "Phase", "type": "string", "jsonPath": ".status.phase"}}]
+    response = api.request("PATCH", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                           f"widgets.{GROUP}", data=json.dumps(patch),
+                           headers={"Content-Type": "application/json-patch+json"}, **ADMIN)
+    assert response.status_code == 200, response.text
+    create(api, "w1", size=1)
+    create(api, "w2", size=1)
+    for event in stream.stream(objects.list_namespaced_custom_object, GROUP, "v1", NS,
+                               "widgets", resource_version=rv, timeout_seconds=5):
+        seen.append((event["type"], event["object"]["metadata"]["name"]))
+        if len(seen) == 2:
+            stream.stop()
+    assert seen == [("ADDED", "w1"), ("ADDED", "w2")]
+
+
+def test_conflicting_names_are_not_served_twice(api):
+    # "wd" is the widgets' short name: a second CRD asking for it is not accepted.
+    manifest = crd_manifest("doohickeys", "Doohickey")
+    manifest["spec"]["names"]["shortNames"] = ["wd"]
+    api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        crd = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                      f"doohickeys.{GROUP}", **ADMIN).json()
+        names = {c["type"]: c for c in (crd["status"].get("conditions") or [])}
+        if "NamesAccepted" in names:
+            break
+        time.sleep(0.1)
+    assert names["NamesAccepted"]["status"] == "False"
+    assert names["NamesAccepted"]["reason"] == "ShortNamesConflict"
+    assert names["NamesAccepted"]["message"] == '"wd" is already in use'
+    assert names["Established"]["status"] == "False"
+    resources = api.get(f"/apis/{GROUP}/v1", **ADMIN).json()["resources"]
+    assert "doohickeys" not in [r["name"] for r in resources]
+
+
+def test_namespace_deletion_deletes_custom_resources(api):
+    api.kubectl("create", "namespace", "doomed", check=True)
+    api.request("POST", widgets_path(namespace="doomed"), json=widget("d1", size=1), **ADMIN)
+    api.kubectl("delete", "namespace", "doomed", "--timeout=20s", check=True)
+    assert api.get(widgets_path("d1", namespace="doomed"), **ADMIN).status_code == 404
+
+
+def test_deleting_a_crd_deletes_its_objects_honouring_finalizers(api):
+    manifest = crd_manifest("sprockets", "Sprocket")
+    api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
+    api.kubectl("wait", "--for=condition=established", f"crd/sprockets.{GROUP}",
+                "--timeout=5s", check=True)
+    path = f"/apis/{GROUP}/v1/namespaces/{NS}/sprockets"
+    for name, finalizers in (("s1", []), ("s2", ["example.com/hold"])):
+        response = api.request("POST", path, json={
+            "apiVersion": f"{GROUP}/v1", "kind": "Sprocket",
+            "metadata": {"name": name, "finalizers": finalizers}}, **ADMIN)
+        assert response.status_code == 201, response.text
+    response = api.request("DELETE", f"/apis/apiextensions.k8s.io/v1/"
+                           f"customresourcedefinitions/sprockets.{GROUP}", **ADMIN)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["metadata"]["finalizers"] == ["customresourcecleanup.apiextensions.k8s.io"]
+    assert body["metadata"]["deletionTimestamp"]
+    terminating = [c for c in body["status"]["conditions"] if c["type"] == "Terminating"][0]
+    assert terminating["reason"] == "InstanceDeletionPending"
+    # While terminating, creates are refused; the held object waits for its finalizer.
+    response = api.request("POST", path, json={"apiVersion": f"{GROUP}/v1", "kind": "Sprocket",
+                                               "metadata": {"name": "s3"}}, **ADMIN)
+    assert_status(response, 405, "MethodNotAllowed",
+                  "create not allowed while custom resource definition is terminating")
+    deadline = time.monotonic() + 10
+    while api.get(f"{path}/s1", **ADMIN).status_code != 404 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    held = api.get(f"{path}/s2", **ADMIN).json()
+    assert held["metadata"]["deletionTimestamp"]
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sprockets.{GROUP}"
+    assert api.get(crd_path, **ADMIN).status_code == 200
+    api.request("PATCH", f"{path}/s2", data=b'{"metadata":{"finalizers":null}}',
+                headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    deadline = time.monotonic() + 10
+    while api.get(crd_path, **ADMIN).status_code != 404 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert api.get(crd_path, **ADMIN).status_code == 404
+    assert api.get(f"/apis/{GROUP}/v1/namespaces/{NS}/sprockets", **ADMIN).status_code == 404
+    resources = api.get(f"/apis/{GROUP}/v1", **ADMIN).json()["resources"]
+    assert "sprockets" not in [r["name"] for r in resources]
