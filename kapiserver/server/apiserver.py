@@ -227,7 +227,7 @@ class APIServer:
     def _checks(self, kind: str) -> list:
         checks = list(self.health_checks)
         checks += [healthz.HealthCheck(f"poststarthook/{h.name}", h.check)
-                   for h in self.post_start_hooks]
+                   for h in healthz.hook_order(self.post_start_hooks)]
         if kind == "readyz":
             checks.append(healthz.HealthCheck("shutdown", self._shutdown_check))
         return checks

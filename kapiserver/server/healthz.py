@@ -44,6 +44,25 @@ def log_check() -> str | None:
     return None
 
 
+#: The post-start hooks of a kube-apiserver, in the order its health checks list them;
+#: kapiserver's hooks of the same name are listed in this order, others after them.
+UPSTREAM_HOOK_ORDER = (
+    "start-apiserver-admission-initializer", "generic-apiserver-start-informers",
+    "start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced",
+    "start-system-namespaces-controller", "start-service-ip-repair-controllers",
+    "rbac/bootstrap-roles", "bootstrap-controller", "start-kube-aggregator-informers",
+    "apiservice-status-local-available-controller",
+    "apiservice-status-remote-available-controller", "apiservice-registration-controller",
+    "apiservice-wait-for-first-sync", "apiservice-discovery-controller",
+    "kube-apiserver-autoregistration")
+
+
+def hook_order(hooks: list) -> list:
+    """``hooks`` in upstream's order where upstream has them, then the others as added."""
+    rank = {name: index for index, name in enumerate(UPSTREAM_HOOK_ORDER)}
+    return sorted(hooks, key=lambda hook: rank.get(hook.name, len(rank)))
+
+
 class PostStartHook:
     """A task run once after the server is built; readiness waits for it.
 

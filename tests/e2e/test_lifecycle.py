@@ -193,7 +193,7 @@ def test_without_kube_delegate_its_groups_are_a_config_error(kapiserver_factory)
                              server.config_file], capture_output=True, text=True,
                             env=server.env, timeout=60)
     assert result.returncode != 0
-    assert "--delegation: API groups need delegate(s) kube" in result.stderr
+    assert "--delegation: API groups need delegate(s) apiextensions, kube " in result.stderr
 
 
 def test_unknown_http_method_is_a_status_not_html(server):

@@ -37,10 +37,11 @@ def test_version_matches_upstream_shape(server):
 def test_readyz_verbose_through_kubectl(server):
     result = server.kubectl("get", "--raw", "/readyz?verbose", check=True)
     assert result.stdout == ("[+]ping ok\n[+]log ok\n"
+                             "[+]poststarthook/crd-informer-synced ok\n"
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
+                             "[+]poststarthook/rbac/bootstrap-roles ok\n"
                              "[+]poststarthook/bootstrap-controller ok\n"
                              "[+]poststarthook/probe-slow ok\n"
-                             "[+]poststarthook/rbac/bootstrap-roles ok\n"
                              "[+]shutdown ok\nreadyz check passed\n")
 
 
