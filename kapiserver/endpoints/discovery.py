@@ -23,20 +23,46 @@ def discovery_verbs(handler) -> list[str]:
     return sorted(getattr(handler, "verbs", handler.spec.verbs))
 
 
+class RemoteGroup:
+    """A group served by another server (an aggregated APIService): ``versions`` maps each
+    version, preferred first, to its ``APIResourceDiscovery`` entries as the backend's
+    aggregated discovery gave them, or ``None`` while unknown."""
+
+    remote = True
+
+    def __init__(self, name: str, versions: dict):
+        self.name = name
+        self.versions = versions
+
+
 class Discovery:
     """Discovery over installed groups; ``document(path)`` returns bytes or ``None``."""
 
     def __init__(self, groups, server_address: str):
-        # groups: APIGroupInfo list, each version {path: handler with .spec}
-        self.groups = [g for g in groups if g.versions]
+        # groups: APIGroupInfo list, each version {path: handler with .spec}, in the order
+        # discovery lists them; RemoteGroup entries are served by another server.
+        self.all_groups = [g for g in groups if g.versions]
+        #: The groups served here (what OpenAPI documents).
+        self.groups = [g for g in self.all_groups if not getattr(g, "remote", False)]
         self.server_address = server_address
         self._documents: dict[str, bytes] = {}
         self._build()
 
     def _build(self) -> None:
         named = []
-        for group in self.groups:
+        for group in self.all_groups:
             versions = list(group.versions)
+            if getattr(group, "remote", False):
+                # Listed here; the backend answers for its versions (the aggregator proxies).
+                entry = {"name": group.name,
+                         "versions": [{"groupVersion": f"{group.name}/{v}", "version": v}
+                                      for v in versions],
+                         "preferredVersion": {"groupVersion": f"{group.name}/{versions[0]}",
+                                              "version": versions[0]}}
+                named.append(entry)
+                self._documents[f"/apis/{group.name}"] = dumps_json(
+                    {"kind": "APIGroup", "apiVersion": "v1", **entry})
+                continue
             if group.name == "":
                 self._documents["/api"] = dumps_json({
                     "kind": "APIVersions", "versions": versions,
@@ -66,8 +92,8 @@ class Discovery:
         self._documents["/apis"] = dumps_json({"kind": "APIGroupList", "apiVersion": "v1",
                                                "groups": named})
         self._aggregated = {}
-        for path, groups in (("/api", [g for g in self.groups if g.name == ""]),
-                             ("/apis", [g for g in self.groups if g.name != ""])):
+        for path, groups in (("/api", [g for g in self.all_groups if g.name == ""]),
+                             ("/apis", [g for g in self.all_groups if g.name != ""])):
             items = [self._aggregated_group(g) for g in groups]
             for version in AGGREGATED_VERSIONS:
                 body = dumps_json({"kind": "APIGroupDiscoveryList",
@@ -99,6 +125,13 @@ class Discovery:
         metadata = {"name": group.name} if group.name else {}
         metadata["creationTimestamp"] = None
         versions = []
+        if getattr(group, "remote", False):
+            # The backend's own aggregated entries, or none yet: Stale, as upstream marks a
+            # version whose backend has not answered.
+            for version, resources in group.versions.items():
+                versions.append({"version": version, "resources": list(resources or []),
+                                 "freshness": "Current" if resources is not None else "Stale"})
+            return {"metadata": metadata, "versions": versions}
         for version, resources in group.versions.items():
             entries, subresources = {}, {}
             for path, handler in sorted(resources.items()):

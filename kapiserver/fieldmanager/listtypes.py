@@ -229,6 +229,22 @@ NAMESPACE = _builtin(
     defaults={"spec": {}, "status": {},
               **_each("status.conditions.*", {"status": "", "type": "",
                                               "lastTransitionTime": None})})
+API_SERVICE = _builtin(
+    {"status.conditions": ("map", ("type",), {"type": ""})},
+    defaults={"spec": {"groupPriorityMinimum": 0, "versionPriority": 0}, "status": {},
+              **_each("status.conditions.*", {"status": "", "type": "",
+                                              "lastTransitionTime": None})})
+CUSTOM_RESOURCE_DEFINITION = _builtin(
+    {"spec.versions": "atomic", "status.conditions": ("map", ("type",), {"type": ""}),
+     "status.storedVersions": "atomic", "status.acceptedNames.shortNames": "atomic",
+     "status.acceptedNames.categories": "atomic", "spec.names.shortNames": "atomic",
+     "spec.names.categories": "atomic"},
+    defaults={"spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "",
+                       "versions": None},
+              "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": None,
+                         "conditions": None},
+              **_each("status.conditions.*", {"status": "", "type": "",
+                                              "lastTransitionTime": None})})
 SERVICE_ACCOUNT = _builtin(
     {"secrets": ("map", ("name",)), "imagePullSecrets": "atomic"},
     atomic=("secrets.*", "imagePullSecrets.*"))
@@ -259,6 +275,8 @@ LEASE = _builtin(defaults={"spec": {}})
 DEFAULT = OBJECT_META
 
 BUILTIN: Mapping[tuple[str, str], ListTypes] = MappingProxyType({
+    ("apiregistration.k8s.io/v1", "APIService"): API_SERVICE,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): CUSTOM_RESOURCE_DEFINITION,
     ("v1", "ConfigMap"): CONFIG_MAP,
     ("v1", "Secret"): SECRET,
     ("v1", "Namespace"): NAMESPACE,

@@ -104,6 +104,7 @@ class APIServer:
         #: Called before discovery and OpenAPI answer, so they include what another worker
         #: has just registered (``add_discovery_refresher``).
         self._discovery_refreshers: list = []
+        self._discovery_order = None
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -157,8 +158,20 @@ class APIServer:
         the owner's delegate's business.
         """
         self._dynamic_groups[owner] = list(groups)
-        dynamic = [g for owned in self._dynamic_groups.values() for g in owned]
-        self.discovery = Discovery(self._installed_groups + dynamic,
+        self._rebuild_discovery()
+
+    def set_discovery_order(self, order) -> None:
+        """Order discovery with ``order(groups) -> groups`` (the aggregator's APIService
+        priorities); it may reorder versions and add ``RemoteGroup`` entries."""
+        self._discovery_order = order
+        self._rebuild_discovery()
+
+    def _rebuild_discovery(self) -> None:
+        groups = self._installed_groups + [g for owned in self._dynamic_groups.values()
+                                           for g in owned]
+        if self._discovery_order is not None:
+            groups = self._discovery_order(groups)
+        self.discovery = Discovery(groups,
                                    f"{self.config.bind_address}:{self.config.secure_port}")
         self.openapi.invalidate()
 

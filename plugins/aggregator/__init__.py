@@ -1,20 +1,88 @@
 """The ``aggregator`` delegate, first in the chain (upstream's kube-aggregator).
 
-APIService objects and proxying to extension servers arrive with the aggregator issue;
-until then it serves no path of its own and hands every request on. Groups installed with
-``delegate = "aggregator"`` (``apiregistration.k8s.io`` later) are routed here.
+It serves ``apiregistration.k8s.io/v1`` APIServices, orders discovery by their
+priorities, and proxies the group versions whose APIService names a Service to that
+extension API server; the elected worker registers a local APIService for every group
+version served here and keeps every APIService's ``Available`` condition current.
 """
 
 from kapiserver.plugin_manager import hookimpl
+from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 from kapiserver.server.delegation import InstalledGroupsDelegate
+
+from .apiservices import APISERVICES, APIServiceStatusStrategy, APIServiceStrategy
+
+DELEGATE = "aggregator"
 
 
 class AggregatorDelegate(InstalledGroupsDelegate):
-    """Serve the groups installed for the aggregator; hand everything else on."""
+    """Serve APIServices; proxy extension servers' group versions; hand the rest on."""
 
-    name = "aggregator"
+    name = DELEGATE
+
+    def __init__(self, server, groups):
+        from .registry import APIServiceRegistry
+
+        super().__init__(server, groups)
+        self.apiservices = APIServiceRegistry(server)
+        server.add_post_start_hook("start-kube-aggregator-informers", self.apiservices.start)
+        server.add_discovery_refresher(self.apiservices.refresh)
+
+    def serve(self, ctx):
+        response = super().serve(ctx)
+        if response is not None:
+            return response
+        handler = self.apiservices.handler_for(ctx.request.path)
+        return None if handler is None else handler.serve(ctx)
+
+    def close(self) -> None:
+        for backend in list(self.apiservices.backends.values()):
+            backend.close()
+
+
+def apiservice_registry(server):
+    """The ``APIServiceRegistry`` of ``server``'s aggregator delegate."""
+    for delegate in server.delegation.delegates:
+        if isinstance(delegate, AggregatorDelegate):
+            return delegate.apiservices
+    raise LookupError("the aggregator delegate is not in the delegation chain")
+
+
+class APIRegistrationV1(APIGroupInstaller):
+    """Install ``apiregistration.k8s.io/v1`` apiservices (and ``/status``)."""
+
+    group = APISERVICES.group
+    delegate = DELEGATE
+
+    def install(self, server):
+        return APIGroupInfo(self.group, {"v1": {
+            "apiservices": server.rest_handler(APISERVICES, APIServiceStrategy(APISERVICES)),
+            "apiservices/status": server.rest_handler(
+                APISERVICES, APIServiceStatusStrategy(APISERVICES), "status",
+                verbs=("get", "patch", "update")),
+        }})
+
+
+@hookimpl
+def kapiserver_api_groups(config):
+    return [APIRegistrationV1()]
 
 
 @hookimpl
 def kapiserver_delegates(config):
-    return {"aggregator": AggregatorDelegate}
+    return {DELEGATE: AggregatorDelegate}
+
+
+@hookimpl
+def kapiserver_controllers(config):
+    from .controllers import AutoRegistrationController, AvailabilityController
+
+    def availability(server):
+        controller = AvailabilityController(server, apiservice_registry(server))
+        apiservice_registry(server).listeners.append(
+            lambda key: getattr(server, "controllers", None)
+            and server.controllers.wake(controller.name))
+        return controller
+
+    return {"apiservice-registration": AutoRegistrationController,
+            "apiservice-availability": availability}

@@ -74,7 +74,9 @@ def kapiserver_controllers(config):
     from .controllers import EstablishingController, FinalizerController, NamingController
 
     def finalizer(server):
-        return FinalizerController(server, custom_resource_server(server))
+        controller = FinalizerController(server, custom_resource_server(server))
+        _wake_on_crd_changes(server, controller.name)
+        return controller
 
     def naming(server):
         controller = NamingController(server)

@@ -83,19 +83,6 @@ def list_types_for_schema(schema: dict):
     return OBJECT_META | ListTypes(lists, atomic=atomic)
 
 
-def kube_version_key(version: str):
-    """Upstream's ``version.CompareKubeAwareVersionStrings`` as a sort key (best first):
-    GA before beta before alpha, higher major, then higher minor, then other strings."""
-    import re
-
-    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
-    if not match:
-        return (1, 0, 0, 0, version)
-    major, stage, minor = match.groups()
-    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
-    return (0, rank, -int(major), -int(minor or 0), "")
-
-
 class ServedVersion:
     """What serving one version of one CRD needs, read from the CRD once."""
 
@@ -258,13 +245,22 @@ class CustomResourceStrategy(Strategy):
     def to_storage(self, obj):
         if obj.get("apiVersion") == self.storage_api_version:
             return obj
-        return self.converter.convert([copy.deepcopy(obj)], self.storage_api_version)[0]
+        return self._convert(copy.deepcopy(obj), self.storage_api_version)
 
     def from_storage(self, obj):
         if obj.get("apiVersion") != self.spec.api_version:
-            obj = self.converter.convert([obj], self.spec.api_version)[0]
+            obj = self._convert(obj, self.spec.api_version)
+            # Defaulting on read applies to what the conversion produced, as upstream's.
         self.apply_defaults(obj)
         return sorted_keys(obj)
+
+    def _convert(self, obj: dict, api_version: str) -> dict:
+        from .conversion import ConversionError
+
+        try:
+            return self.converter.convert([obj], api_version)[0]
+        except ConversionError as err:
+            raise errors.InternalError.wrap(str(err)) from None
 
     # -- reading ------------------------------------------------------------------------------
 

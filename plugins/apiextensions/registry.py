@@ -10,24 +10,20 @@ name, as upstream routes them.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
 
+from kapiserver.apimachinery.versions import kube_version_key
 from kapiserver.server.apigroups import APIGroupInfo
+from kapiserver.storage.follower import PrefixFollower
 
 from .crds import (CRDS, ESTABLISHED, NAMES_ACCEPTED, PREFIX, TERMINATING, is_true,
                    storage_version)
 from .customresource import (CustomResourceHandler, CustomResourceStatusStrategy,
                              CustomResourceStore, CustomResourceStrategy, ScaleHandler,
-                             ServedVersion, kube_version_key)
+                             ServedVersion)
 
 log = logging.getLogger(__name__)
-
-#: How long a request for an unknown custom resource waits for this worker to catch up
-#: with CRDs written through another worker.
-CATCH_UP_WAIT = 1.0
 
 
 class CRDServing:
@@ -45,80 +41,15 @@ class CustomResourceServer:
 
     def __init__(self, server):
         self.server = server
-        self.lock = threading.RLock()
-        self.loaded = threading.Event()
         self.serving: dict[str, CRDServing] = {}
-        self.revision = 0
-        self.watcher = None
-        #: Called with the CRD name after each change this worker sees (controllers wake).
-        self.listeners: list = []
         self._material_dir = os.path.join(server.config.data_dir, "conversion")
-
-    # -- feed ----------------------------------------------------------------------------------
-
-    def start(self, server=None) -> None:
-        """Load every CRD and follow changes (a post-start hook)."""
-        storage, cache = self.server.storage, self.server.watch_cache
-        with self.lock:
-            revision = storage.current_revision()
-            cache.wait_for(revision, 3.0)
-            self.watcher = cache.watch(PREFIX, revision)
-            page = storage.list(PREFIX, revision=revision)
-            for kv in page.items:
-                self._apply(kv.key, _decode(kv.value, kv.mod_revision))
-            self.revision = revision
-            self._publish()
-        self.loaded.set()
-        threading.Thread(target=self._follow, name="crd-handlers", daemon=True).start()
-
-    def _follow(self) -> None:
-        stopping = self.server.stopping
-        while not stopping.is_set():
-            watcher = self.watcher
-            watcher.ready.wait(1.0)
-            try:
-                self._drain()
-                if watcher.closed and not stopping.is_set():
-                    log.info("CRD handlers: watch ended (%s); reloading", watcher.close_reason)
-                    with self.lock:
-                        self.serving.clear()
-                    self.start()
-                    return
-            except Exception:
-                log.exception("CRD handlers: feed failed")
-                stopping.wait(1.0)
-
-    def _drain(self) -> bool:
-        """Apply the CRD events the watcher holds; True when something changed."""
-        with self.lock:
-            changed = []
-            for event in self.watcher.get(0):
-                value = _decode(event.value, event.revision) if event.value is not None else None
-                self._apply(event.key, value)
-                changed.append(event.key[len(PREFIX):])
-                self.revision = max(self.revision, event.revision)
-            if changed:
-                self._publish()
-        for name in changed:
-            for listener in list(self.listeners):
-                try:
-                    listener(name)
-                except Exception:
-                    log.exception("CRD listener failed")
-        return bool(changed)
-
-    def refresh(self) -> None:
-        """Catch up with the store now (bounded): after a write through another worker, a
-        client may ask this worker at once."""
-        if not self.loaded.wait(CATCH_UP_WAIT):
-            return
-        current = self.server.storage.current_revision()
-        if current <= self.revision:
-            return
-        if self.server.watch_cache.wait_for(current, CATCH_UP_WAIT):
-            self._drain()
-            with self.lock:
-                self.revision = max(self.revision, current)
+        self.follower = PrefixFollower(server, PREFIX, self._apply, self._publish,
+                                       "crd-handlers", {"kind": CRDS.kind,
+                                                        "apiVersion": CRDS.api_version})
+        self.start = self.follower.start
+        self.refresh = self.follower.refresh
+        #: Called with the CRD's storage key after each change this worker sees.
+        self.listeners = self.follower.listeners
 
     # -- building ------------------------------------------------------------------------------
 
@@ -234,40 +165,7 @@ class CustomResourceServer:
         return serving.storage_store if serving else None
 
     def resolve_service(self, namespace: str, name: str, port: int):
-        """A Service's backend for a conversion webhook: its Endpoints' first address and
-        the port behind ``port`` (the aggregator's ``--enable-aggregator-routing`` way)."""
-        from kapiserver import errors
+        """A conversion webhook Service's address (``serviceresolver``)."""
+        from kapiserver.server.serviceresolver import resolve_service
 
-        services = self.server.registries.get(("", "services"))
-        endpoints = self.server.registries.get(("", "endpoints"))
-        if services is None or endpoints is None:
-            raise LookupError(f'service "{name}" not found')
-        try:
-            service = services.get(namespace, name)
-            found = endpoints.get(namespace, name)
-        except errors.NotFound:
-            raise LookupError(f'service "{name}" not found') from None
-        port_name, target = "", port
-        for entry in (service.get("spec") or {}).get("ports") or []:
-            if entry.get("port") == port:
-                port_name = entry.get("name", "")
-                target = entry.get("targetPort", port)
-                break
-        for subset in found.get("subsets") or []:
-            addresses = subset.get("addresses") or []
-            if not addresses:
-                continue
-            for entry in subset.get("ports") or []:
-                if entry.get("name", "") == port_name or len(subset.get("ports")) == 1:
-                    return addresses[0]["ip"], entry["port"]
-            if isinstance(target, int):
-                return addresses[0]["ip"], target
-        raise LookupError(f'no endpoints available for service "{name}"')
-
-
-def _decode(value: bytes, revision: int) -> dict:
-    obj = json.loads(value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
-    obj.setdefault("kind", CRDS.kind)
-    obj.setdefault("apiVersion", CRDS.api_version)
-    return obj
+        return resolve_service(self.server, namespace, name, port)

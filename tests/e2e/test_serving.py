@@ -41,6 +41,7 @@ def test_readyz_verbose_through_kubectl(server):
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
                              "[+]poststarthook/rbac/bootstrap-roles ok\n"
                              "[+]poststarthook/bootstrap-controller ok\n"
+                             "[+]poststarthook/start-kube-aggregator-informers ok\n"
                              "[+]poststarthook/probe-slow ok\n"
                              "[+]shutdown ok\nreadyz check passed\n")
 
