@@ -179,16 +179,17 @@ class CustomResourceStrategy(Strategy):
         from .schema.validation import validate
 
         errs = validate(self.schema, obj)
-        if any(e.type == ErrorType.TYPE_INVALID for e in errs):
+        rules = self.rules
+        if rules.empty:
+            return errs
+        if any(e.type in (ErrorType.TYPE_INVALID, ErrorType.NOT_SUPPORTED) for e in errs):
+            # Rules would see values of the wrong type: upstream skips them, and says so.
             errs.append(FieldError.invalid(None, None,
                                            "some validation rules were not checked because "
                                            "the object was invalid; correct the existing "
                                            "errors to complete validation"))
             return errs
-        rules = self.rules
-        if not rules.empty:
-            errs += rules.validate(obj, old)
-        return errs
+        return errs + rules.validate(obj, old)
 
     # -- create and update --------------------------------------------------------------------
 
