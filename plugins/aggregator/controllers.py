@@ -144,8 +144,6 @@ class AvailabilityController(Controller):
         if is_local(apiservice):
             return "True", "Local", "Local APIServices are always available"
         spec = apiservice["spec"]
-        service = spec["service"]
-        namespace, name = service.get("namespace", ""), service.get("name", "")
         try:
             handler = self.registry.proxy(apiservice)
         except errors.StatusError as err:

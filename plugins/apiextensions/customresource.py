@@ -144,6 +144,7 @@ class CustomResourceStrategy(Strategy):
         self.storage_api_version = storage_api_version
         self.list_types = list_types_for_schema(self.schema)
         self._rules = None
+        self._extensions = None
         self._columns = None
         self._selectable = None
 
@@ -176,9 +177,11 @@ class CustomResourceStrategy(Strategy):
         return pruned + prune(self.schema, obj, is_resource_root=True)
 
     def _schema_errors(self, obj: dict, old: dict | None) -> list:
-        from .schema.validation import validate
+        from .schema.validation import has_extensions, validate
 
-        errs = validate(self.schema, obj)
+        if self._extensions is None:
+            self._extensions = has_extensions(self.schema)
+        errs = validate(self.schema, obj, extensions=self._extensions)
         rules = self.rules
         if rules.empty:
             return errs

@@ -7,8 +7,10 @@ Mirrors what ``customResourceStrategy.Validate`` runs on a custom resource, in i
    ``x-kubernetes-int-or-string`` as ``type: [integer, string]``), its results turned into
    field errors by ``kubeOpenAPIResultToFieldErrors``
    (``apiextensions-apiserver/pkg/apiserver/validation/validation.go``);
-2. ``objectmeta.Validate`` for ``x-kubernetes-embedded-resource`` objects (not the root);
-3. ``listtype.ValidateListSetsAndMaps`` for ``x-kubernetes-list-type`` set and map.
+2. ``objectmeta.Validate`` for ``x-kubernetes-embedded-resource`` objects (not the root;
+   the ``objectmeta`` module);
+3. ``listtype.ValidateListSetsAndMaps`` for ``x-kubernetes-list-type`` set and map (the
+   ``listtype`` module).
 
 Go ranges over maps in random order, so upstream's order between sibling properties is not
 fixed; here siblings go in sorted order, which is one of upstream's orders.
@@ -27,12 +29,10 @@ import re
 from decimal import Decimal
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath, go_float, go_quote
-from kapiserver.apimachinery.validation import _parse_group_version, is_dns1035_label, \
-    validate_object_meta, validate_path_segment_name
 
 from .formats import check_format, supported_format
 
-__all__ = ["validate", "validate_list_types", "validate_embedded_resources", "go_json"]
+__all__ = ["validate", "validate_openapi", "has_extensions", "go_json"]
 
 _IN = "body"
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -157,6 +157,21 @@ def _number_text(value) -> str:
     """``%v`` of an int64 or float64."""
     value = _go_value(value)
     return go_float(value) if isinstance(value, float) else str(value)
+
+
+def _index(path: FieldPath | None, i: int) -> FieldPath:
+    return path.index(i) if path is not None else _root_subscript(str(i))
+
+
+def _key(path: FieldPath | None, key: str) -> FieldPath:
+    return path.key(key) if path is not None else _root_subscript(key)
+
+
+def _root_subscript(subscript: str) -> FieldPath:
+    # A nil *field.Path subscripted prints as "[k]"; FieldPath("") would print "[][k]".
+    root = FieldPath("")
+    root.subscript = subscript
+    return root
 
 
 # -- patterns ----------------------------------------------------------------------------------
@@ -577,255 +592,6 @@ def validate_openapi(schema: dict, obj, path: FieldPath | None = None) -> list[F
     return _to_field_errors(raw, path) if raw else []
 
 
-# -- embedded resources: objectmeta.Validate ------------------------------------------------
-
-#: The Go types of ObjectMeta's JSON fields, as json.Unmarshal names them in its errors.
-_META_FIELD_TYPES = {
-    "name": "string", "generateName": "string", "namespace": "string", "selfLink": "string",
-    "uid": "types.UID", "resourceVersion": "string", "generation": "int64",
-    "deletionGracePeriodSeconds": "int64", "labels": "map[string]string",
-    "annotations": "map[string]string", "ownerReferences": "[]v1.OwnerReference",
-    "finalizers": "[]string", "managedFields": "[]v1.ManagedFieldsEntry"}
-_JSON_TYPE = {_NIL: "null", _BOOL: "bool", _INT: "number", _FLOAT: "number", _STRING: "string",
-              _SLICE: "array", _MAP: "object"}
-
-
-def _unmarshal_mismatch(value, go_type: str) -> str:
-    """The JSON type named in json.Unmarshal's error when ``value`` cannot fill ``go_type``,
-    or "" when it can (null fills anything)."""
-    kind = _kind(value)
-    if kind == _NIL:
-        return ""
-    if go_type in ("string", "types.UID"):
-        return "" if kind == _STRING else _JSON_TYPE[kind]
-    if go_type == "int64":
-        if kind == _INT:
-            return ""
-        if kind == _FLOAT:
-            return f"number {go_json(value)}"
-        return _JSON_TYPE[kind]
-    if go_type.startswith("map["):
-        return "" if kind == _MAP else _JSON_TYPE[kind]
-    return "" if kind == _SLICE else _JSON_TYPE[kind]
-
-
-def _embedded_meta_error(meta) -> str:
-    """The error of ``json.Unmarshal`` into an ObjectMeta, or "" (the fields are checked in
-    sorted order, as Go marshals the map before unmarshalling it)."""
-    kind = _kind(meta)
-    if kind == _NIL:
-        return ""
-    if kind != _MAP:
-        return f"json: cannot unmarshal {_JSON_TYPE[kind]} into Go value of type v1.ObjectMeta"
-    for key in sorted(meta):
-        go_type = _META_FIELD_TYPES.get(key)
-        if go_type is None:
-            continue
-        value = meta[key]
-        found = _unmarshal_mismatch(value, go_type)
-        if found:
-            return (f"json: cannot unmarshal {found} into Go struct field ObjectMeta.{key} "
-                    f"of type {go_type}")
-        if go_type == "map[string]string":
-            for item_key in sorted(value or {}):
-                found = _unmarshal_mismatch(value[item_key], "string")
-                if found:
-                    return (f"json: cannot unmarshal {found} into Go struct field "
-                            f"ObjectMeta.{key} of type string")
-        if go_type == "[]string":
-            for item in value or ():
-                found = _unmarshal_mismatch(item, "string")
-                if found:
-                    return (f"json: cannot unmarshal {found} into Go struct field "
-                            f"ObjectMeta.{key} of type string")
-    return ""
-
-
-def _validate_embedded_resource(path: FieldPath | None, x: dict) -> list[FieldError]:
-    def child(name):
-        return path.child(name) if path is not None else FieldPath(name)
-
-    errs = []
-    if "apiVersion" not in x:
-        errs.append(FieldError.required(child("apiVersion"), ""))
-    if "kind" not in x:
-        errs.append(FieldError.required(child("kind"), ""))
-    if "apiVersion" in x:
-        v = x["apiVersion"]
-        if not isinstance(v, str):
-            errs.append(FieldError.invalid(child("apiVersion"), _go_value(v), "must be a string"))
-        elif not v:
-            errs.append(FieldError.invalid(child("apiVersion"), v, "must not be empty"))
-        elif _parse_group_version(v) is None:
-            errs.append(FieldError.invalid(child("apiVersion"), v,
-                                           f"unexpected GroupVersion string: {v}"))
-    if "kind" in x:
-        v = x["kind"]
-        if not isinstance(v, str):
-            errs.append(FieldError.invalid(child("kind"), _go_value(v), "must be a string"))
-        elif not v:
-            errs.append(FieldError.invalid(child("kind"), v, "must not be empty"))
-        else:
-            msgs = is_dns1035_label(v.lower())
-            if msgs:
-                errs.append(FieldError.invalid(
-                    child("kind"), v,
-                    "may have mixed case, but should otherwise match: " + ",".join(msgs)))
-    if "metadata" in x:
-        meta = x["metadata"]
-        problem = _embedded_meta_error(meta)
-        if problem:
-            errs.append(FieldError.invalid(child("metadata"), _go_value(meta), problem))
-        else:
-            meta = dict(meta or {})
-            if not meta.get("name"):
-                meta["name"] = "fakename"  # upstream sets one to avoid the required error
-            errs += validate_object_meta(meta, bool(meta.get("namespace")),
-                                         validate_path_segment_name, child("metadata"))
-    return errs
-
-
-def _embedded(path: FieldPath | None, x, s: dict | None, out: list) -> None:
-    if not isinstance(s, dict):
-        return
-    if isinstance(x, dict):
-        if s.get("x-kubernetes-embedded-resource"):
-            out += _validate_embedded_resource(path, x)
-        props = s.get("properties") or {}
-        additional = s.get("additionalProperties")
-        for key in sorted(x):
-            if key in props:
-                _embedded(path.child(key) if path is not None else FieldPath(key), x[key],
-                          props[key], out)
-            elif additional is not None and additional is not False:
-                sub = _key(path, key)
-                _embedded(sub, x[key], additional if isinstance(additional, dict) else None, out)
-    elif isinstance(x, list):
-        items = s.get("items")
-        for i, item in enumerate(x):
-            _embedded(_index(path, i), item, items, out)
-
-
-def _index(path: FieldPath | None, i: int) -> FieldPath:
-    return path.index(i) if path is not None else _root_subscript(str(i))
-
-
-def _key(path: FieldPath | None, key: str) -> FieldPath:
-    return path.key(key) if path is not None else _root_subscript(key)
-
-
-def _root_subscript(subscript: str) -> FieldPath:
-    # A nil *field.Path subscripted prints as "[k]"; FieldPath("") would print "[][k]".
-    root = FieldPath("")
-    root.subscript = subscript
-    return root
-
-
-def validate_embedded_resources(schema: dict, obj,
-                                path: FieldPath | None = None) -> list[FieldError]:
-    """``objectmeta.Validate(path, obj, schema, false)``: TypeMeta and ObjectMeta of every
-    ``x-kubernetes-embedded-resource`` object below the root."""
-    out = []
-    _embedded(path, obj, schema, out)
-    return out
-
-
-# -- list types: listtype.ValidateListSetsAndMaps ---------------------------------------------
-
-class _Unspecified:
-    """A list-map item without its key (upstream's ``unspecifiedKeyValue{}``)."""
-
-
-_UNSPECIFIED = _Unspecified()
-
-
-def _set_key(x):
-    k = _kind(x)
-    if k == _MAP or k == _SLICE:
-        return (None, go_json(x))
-    if x is _UNSPECIFIED:
-        return (_UNSPECIFIED,)
-    return (k, _go_value(x))
-
-
-def _non_unique(items: list) -> list[int]:
-    """``validateListSet``: the index of each value's second appearance."""
-    if len(items) <= 1:
-        return []
-    seen, dupes = {}, []
-    for i, x in enumerate(items):
-        key = _set_key(x)
-        times = seen.get(key, 0)
-        seen[key] = times + 1
-        if times == 1:
-            dupes.append(i)
-    return dupes
-
-
-def _list_map(path, s: dict, obj: list, out: list) -> None:
-    for i, x in enumerate(obj):
-        if x is not None and not isinstance(x, dict):
-            out.append(FieldError.invalid(_index(path, i), _go_value(x),
-                                          "must be an object for an array of list-type map"))
-            return
-    if len(obj) <= 1:
-        return
-    key_names = s.get("x-kubernetes-list-map-keys") or []
-    if len(key_names) == 1:
-        name = key_names[0]
-        keys = [_UNSPECIFIED if x is None or name not in x else x[name] for x in obj]
-        for i in _non_unique(keys):
-            value = {} if keys[i] is _UNSPECIFIED else {name: keys[i]}
-            out.append(FieldError.duplicate(_index(path, i), value))
-        return
-    keys = [{k: x[k] for k in key_names if k in x} if x is not None else {} for x in obj]
-    for i in _non_unique(keys):
-        out.append(FieldError.duplicate(_index(path, i), keys[i]))
-
-
-def _list_types_value(path, s: dict, obj, out: list) -> None:
-    if isinstance(obj, list):
-        list_type = s.get("x-kubernetes-list-type")
-        if list_type == "set":
-            for i in _non_unique(obj):
-                out.append(FieldError.duplicate(_index(path, i), obj[i]))
-        elif list_type == "map":
-            _list_map(path, s, obj, out)
-        items = s.get("items")
-        if isinstance(items, dict):
-            for i, item in enumerate(obj):
-                _list_types_value(_index(path, i), items, item, out)
-    elif isinstance(obj, dict):
-        _list_types_object(path, s, obj, out)
-
-
-def _list_types_object(path, s: dict, obj: dict, out: list) -> None:
-    additional = s.get("additionalProperties")
-    if isinstance(additional, dict):
-        for key in sorted(obj):
-            sub = _key(path, key)
-            _list_types_value(sub, additional, obj[key], out)
-    props = s.get("properties")
-    if props:
-        for key in sorted(obj):
-            if key in props:
-                sub = path.child(key) if path is not None else FieldPath(key)
-                _list_types_value(sub, props[key], obj[key], out)
-
-
-def validate_list_types(schema: dict, obj, path: FieldPath | None = None) -> list[FieldError]:
-    """``listtype.ValidateListSetsAndMaps``: duplicates in ``x-kubernetes-list-type`` set and
-    map lists (already part of :func:`validate`; for callers that want these alone)."""
-    if not isinstance(schema, dict) or not schema:
-        return []
-    out = []
-    if isinstance(obj, dict):
-        _list_types_object(path, schema, obj, out)
-    else:
-        _list_types_value(path, schema, obj, out)
-    return out
-
-
 def _has_extensions(schema) -> bool:
     """Whether any node of ``schema`` is an embedded resource or a set or map list."""
     if not isinstance(schema, dict):
@@ -840,31 +606,26 @@ def _has_extensions(schema) -> bool:
         schema.get("additionalProperties"))
 
 
-#: A memo of :func:`_has_extensions` by schema identity: (schema, answer), the schema held so
-#: its id is not reused. It records facts of immutable schemas only, so servers sharing the
-#: process cannot see each other through it. Bounded; the oldest entry goes first.
-_EXTENSIONS_MEMO: dict[int, tuple] = {}
+def has_extensions(schema) -> bool:
+    """Whether any node of ``schema`` is an embedded resource or a set or map list (the
+    checks after schema validation have work to do)."""
+    return _has_extensions(schema)
 
 
-def _has_extensions_memo(schema: dict) -> bool:
-    entry = _EXTENSIONS_MEMO.get(id(schema))
-    if entry is not None and entry[0] is schema:
-        return entry[1]
-    found = _has_extensions(schema)
-    if len(_EXTENSIONS_MEMO) >= 256:
-        _EXTENSIONS_MEMO.pop(next(iter(_EXTENSIONS_MEMO)))
-    _EXTENSIONS_MEMO[id(schema)] = (schema, found)
-    return found
-
-
-def validate(schema: dict, obj, path: FieldPath | None = None) -> list[FieldError]:
+def validate(schema: dict, obj, path: FieldPath | None = None,
+             extensions: bool | None = None) -> list[FieldError]:
     """Errors of ``obj`` (the whole custom resource, or any value when ``path`` is given)
     against ``schema``, in upstream's order: schema validation, embedded resources, list
-    types."""
+    types. ``extensions``: ``has_extensions(schema)``, when the caller knows it."""
+    from .listtype import validate_list_types
+    from .objectmeta import validate_embedded_resources
+
     if not schema:
         return []
     errs = validate_openapi(schema, obj, path)
-    if _has_extensions_memo(schema):
+    if extensions is None:
+        extensions = _has_extensions(schema)
+    if extensions:
         errs += validate_embedded_resources(schema, obj, path)
         errs += validate_list_types(schema, obj, path)
     return errs
