@@ -30,6 +30,13 @@ def backend(tmp_path_factory):
 @pytest.fixture(scope="module")
 def api(tmp_path_factory, backend):
     server = KapiserverProcess(str(tmp_path_factory.mktemp("aggregator")), workers=2).start()
+    try:
+        yield from _set_up(server, backend)
+    finally:
+        server.stop()
+
+
+def _set_up(server, backend):
     # Endpoints may not name loopback addresses (upstream's validation): an ExternalName
     # Service reaches the backend on this host.
     server.kubectl("apply", "-f", "-", check=True, input=yaml.safe_dump_all([
@@ -39,7 +46,6 @@ def api(tmp_path_factory, backend):
         apiservice(backend.ca_bundle, backend.port)]))
     wait_available(server, f"{VERSION}.{GROUP}", "True")
     yield server
-    server.stop()
 
 
 def apiservice(ca_bundle: str, port: int = 443) -> dict:

@@ -65,14 +65,17 @@ WIDGETS = {
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
     server = KapiserverProcess(str(tmp_path_factory.mktemp("crds")), workers=2).start()
-    server.kubectl("create", "namespace", NS, check=True)
-    created = server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                             json=WIDGETS, **ADMIN)
-    assert created.status_code == 201, created.text
-    server.kubectl("wait", "--for=condition=established", f"crd/widgets.{GROUP}",
-                   "--timeout=10s", check=True)
-    yield server
-    server.stop()
+    try:
+        server.kubectl("create", "namespace", NS, check=True)
+        created = server.request("POST",
+                                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                 json=WIDGETS, **ADMIN)
+        assert created.status_code == 201, created.text
+        server.kubectl("wait", "--for=condition=established", f"crd/widgets.{GROUP}",
+                       "--timeout=10s", check=True)
+        yield server
+    finally:
+        server.stop()
 
 
 def widgets_path(name: str = "", namespace: str = NS) -> str:
