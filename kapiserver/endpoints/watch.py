@@ -17,6 +17,7 @@ from .. import errors
 from ..serialization import dumps_json
 from ..storage import ADDED, DELETED
 from ..storage.watchcache import TooOldResourceVersion
+from .watchsink import SocketSink, chunk, socket_of
 
 #: Upstream picks a timeout in [min-request-timeout, 2*min-request-timeout) (1800 s).
 MIN_REQUEST_TIMEOUT = 1800
@@ -62,6 +63,11 @@ class WatchStream:
                                         "resourceVersionMatch to NotOlderThan",
                              "field": "resourceVersionMatch"}]})
         self.first_table = True
+        #: The connection's socket when the feed may write to it (plain JSON watches
+        #: whose objects decode locally), else None.
+        self.sock = None if self.table or handler.store.strategy.remote_decode \
+            else socket_of(ctx.request.environ)
+        self.last_sent = 0.0
         self.start_revision = 0
         if self.resource_version not in ("", "0"):
             try:
@@ -100,6 +106,16 @@ class WatchStream:
         if line is None:
             line = shared[key] = self._line(kind, dict(obj))
         return line
+
+    def _shared_chunk(self, event, kind: str, obj: dict) -> bytes:
+        """The event's line framed as a chunk, once for every direct-mode watcher."""
+        shared = self.cache.shared(event)
+        key = ("chunk", self.spec.api_version, self.spec.kind, kind,
+               obj is shared[("objects", self.spec.api_version, self.spec.kind)][0])
+        data = shared.get(key)
+        if data is None:
+            data = shared[key] = chunk(self._shared_line(event, kind, obj))
+        return data
 
     def _bookmark(self, revision: int, initial_end: bool = False) -> bytes:
         metadata = {"resourceVersion": str(revision), "creationTimestamp": None}
@@ -185,21 +201,58 @@ class WatchStream:
                 yield self._line("ADDED", obj)
             if self.send_initial:
                 yield self._bookmark(start, initial_end=True)
-            last_sent = time.monotonic()
+            self.last_sent = time.monotonic()
             while not self.stopping.is_set():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
+                    return
+                if self.sock is not None and not watcher.pending:
+                    # Caught up: from here on the feed writes to the socket itself.
+                    self._direct(watcher, deadline)
                     return
                 events = watcher.get(min(remaining, BOOKMARK_INTERVAL, 1.0))
                 for event in events:
                     change = self._transform(event)
                     if change is not None:
                         yield self._shared_line(event, *change)
-                        last_sent = time.monotonic()
+                        self.last_sent = time.monotonic()
                 if watcher.closed:
                     return
-                if self.bookmarks and time.monotonic() - last_sent >= BOOKMARK_INTERVAL:
+                if self.bookmarks and time.monotonic() - self.last_sent >= BOOKMARK_INTERVAL:
                     yield self._bookmark(self.cache.revision)
-                    last_sent = time.monotonic()
+                    self.last_sent = time.monotonic()
         finally:
             watcher.close()
+
+    def _direct(self, watcher, deadline: float) -> None:
+        """Serve the rest of the watch in direct mode (``watchsink``): this greenlet only
+        writes what the connection pushed back and the bookmarks, and waits for the end.
+
+        Everything before went out through the server's own writes, everything from here
+        goes to the socket; the server's final chunk follows once the backlog is written.
+        """
+        sink = SocketSink(self.sock, watcher.ready, watcher.max_pending)
+
+        def deliver(event):
+            change = self._transform(event)
+            if change is not None:
+                sink.offer(self._shared_chunk(event, *change))
+                self.last_sent = time.monotonic()
+
+        watcher.deliver = deliver
+        try:
+            while not self.stopping.is_set() and not watcher.closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                watcher.ready.wait(min(remaining, BOOKMARK_INTERVAL, 1.0))
+                watcher.ready.clear()
+                if not sink.flush():
+                    return
+                if self.bookmarks and time.monotonic() - self.last_sent >= BOOKMARK_INTERVAL:
+                    sink.offer(chunk(self._bookmark(self.cache.revision)))
+                    self.last_sent = time.monotonic()
+            watcher.deliver = None
+            sink.flush()
+        finally:
+            watcher.deliver = None

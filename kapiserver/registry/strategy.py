@@ -31,6 +31,9 @@ class Strategy:
     #: schema).
     list_types = None
     allow_unconditional_update = True
+    #: ``from_storage`` may wait on the network (a CRD's conversion webhook): watch
+    #: events are then decoded by each watch's greenlet, never by the shared feed.
+    remote_decode = False
 
     def __init__(self, spec, ttl: float = 0):
         self.spec = spec

@@ -34,7 +34,9 @@ class Watcher:
 
     ``get(timeout)`` returns the pending events (possibly none after ``timeout``);
     ``closed`` is set when the cache ended it (overflow, resync, shutdown) and
-    ``close_reason`` says why.
+    ``close_reason`` says why. A watcher given a ``deliver`` function (once nothing is
+    pending) has each later event handed to it by the feed instead: the direct write
+    path of ``endpoints.watchsink``.
     """
 
     def __init__(self, cache: "WatchCache", prefix: str, max_pending: int):
@@ -45,9 +47,17 @@ class Watcher:
         self.ready = threading.Event()
         self.closed = False
         self.close_reason = ""
+        self.deliver = None
 
     def push(self, event) -> None:
         if self.closed:
+            return
+        if self.deliver is not None:
+            try:
+                self.deliver(event)
+            except Exception:  # one watch's failure must not stop the feed for the rest
+                log.exception("delivering a watch event failed")
+                self.close("delivering an event failed")
             return
         if len(self.pending) >= self.max_pending:
             self.close("watcher fell too far behind")

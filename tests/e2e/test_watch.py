@@ -126,6 +126,25 @@ def test_objects_entering_and_leaving_a_selector(api):
     assert [e["type"] for e in events] == ["ADDED", "DELETED"]
 
 
+def test_an_idle_watch_gets_bookmarks_between_events(api):
+    start = api.get(CMS, **ADMIN).json()["metadata"]["resourceVersion"]
+    events = []
+    thread = threading.Thread(target=stream, args=(
+        api, f"{CMS}?watch=1&resourceVersion={start}&allowWatchBookmarks=true"
+             "&labelSelector=idle=z&timeoutSeconds=30", events, 3, 30))
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not events and time.monotonic() < deadline:
+        time.sleep(0.1)
+    create(api, "idle-a", {"idle": "z"})
+    thread.join(30)
+    # The first bookmark comes after 5 s of silence, then the write, then the next bookmark.
+    assert [e["type"] for e in events] == ["BOOKMARK", "ADDED", "BOOKMARK"]
+    assert events[0]["object"]["kind"] == "ConfigMap"
+    assert int(events[2]["object"]["metadata"]["resourceVersion"]) >= int(
+        events[1]["object"]["metadata"]["resourceVersion"])
+
+
 def test_timeout_seconds_ends_the_stream(api):
     started = time.monotonic()
     events = []
