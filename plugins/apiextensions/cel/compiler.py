@@ -1,0 +1,219 @@
+"""Compiling ``x-kubernetes-validations`` rules with cel-cpp, as upstream's ``Compile``.
+
+One :class:`Environment` serves one schema: a descriptor pool with the schema's types and the
+library's, checker environments (``self`` and ``oldSelf`` typed as the node's schema) and one
+runtime environment where ``self`` and ``oldSelf`` are ``dyn`` and bound to unstructured
+values. Rules are checked in the typed environment, then their checked expressions are
+planned in the runtime one, which is what makes compile errors upstream's (``undefined field
+'x'``) while evaluation reads plain dicts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from . import cost as costs
+from . import library, types
+from .checked import CheckedAST, read_checked
+
+#: ``celconfig.PerCallLimit`` and ``RuntimeCELCostBudget`` (apiserver/pkg/apis/cel/config.go)
+PER_CALL_LIMIT = 1_000_000
+RUNTIME_COST_BUDGET = 10_000_000
+#: ``StaticEstimatedCostLimit`` and ``StaticEstimatedCRDCostLimit`` (apiextensions validation)
+STATIC_COST_LIMIT = 10_000_000
+STATIC_CRD_COST_LIMIT = 100_000_000
+MAX_MESSAGE_EXPRESSION_LENGTH = 5 * 1024
+
+_STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
+_STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
+_UNDEFINED_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+_TYPE_NAME = re.compile(r"selfType\d+(?:\.[A-Za-z0-9_]+)*")
+
+
+def _type_names(text: str) -> str:
+    """Our nested message names (``selfType1.spec__``) as upstream's (``selfType1.spec``)."""
+    def fix(m):
+        head, *parts = m.group().split(".")
+        return ".".join([head] + [p[:-2] if p.endswith("__") else p for p in parts])
+
+    return _TYPE_NAME.sub(fix, text)
+
+
+def compile_issues(err: Exception) -> str:
+    """cel-cpp's compile error as cel-go's ``Issues.String()``."""
+    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(err).strip()))
+    return _type_names(_UNDEFINED_FIELD.sub(r"\1", text))
+
+
+@dataclass
+class Compiled:
+    """One compiled expression."""
+
+    source: str
+    program: object
+    checked: CheckedAST
+    #: the static worst case (schema bounds), and the cost when it depends on no size
+    max_cost: int
+    constant_cost: int | None
+
+
+@dataclass
+class CompiledRule:
+    """``CompilationResult`` of one rule."""
+
+    rule: dict
+    compiled: Compiled | None = None
+    error: str = ""
+    uses_old_self: bool = False
+    message: Compiled | None = None
+    message_error: str = ""
+    #: the ``fieldPath`` as upstream normalises it, or ""
+    field_path: str = ""
+
+
+class Environment:
+    """The CEL environments of one schema."""
+
+    def __init__(self):
+        from cel_expr_python import cel
+        from cel_expr_python.ext import ext_optional
+
+        self._cel = cel
+        self._optional = ext_optional
+        self.pool = types.new_pool(library.library_files())
+        self.library = library.Runtime(self.pool)
+        exclusions = "".join(f'    - name: "{op}"\n' for op in library.EXCLUDED_STDLIB)
+        self._config_yaml = "stdlib:\n  exclude_functions:\n" + exclusions
+        self.runtime = cel.NewEnv(
+            self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+            functions=library.runtime_declarations(self.library),
+            extensions=[ext_optional.ExtOptional()])
+
+    def declare(self, roots: list[types.DeclType]) -> None:
+        """Add the message types of named declared types to the pool."""
+        types.add_to_pool(self.pool, roots, f"{roots[0].name or 'schema'}.proto")
+
+    def checker(self, decl: types.DeclType):
+        cel = self._cel
+        t = types.cel_type(decl)
+        return cel.NewEnv(self.pool, config=cel.NewEnvConfigFromYaml(self._config_yaml),
+                          variables={"self": t, "oldSelf": t},
+                          functions=library.checker_declarations(),
+                          extensions=[self._optional.ExtOptional()])
+
+    def compile(self, checker, decl: types.DeclType, source: str, result_kind: str):
+        """(Compiled, None) or (None, issues); ``result_kind`` is "bool" or "string"."""
+        cel = self._cel
+        try:
+            expr = checker.compile(source)
+        except RuntimeError as err:
+            return None, ("issues", compile_issues(err))
+        wanted = cel.Type.BOOL if result_kind == "bool" else cel.Type.STRING
+        if expr.return_type() != wanted:
+            return None, ("type", "")
+        serialized = expr.serialize()
+        checked = read_checked(serialized)
+        literal_error = _literal_errors(checked, source)
+        if literal_error:
+            return None, ("issues", literal_error)
+        roots = {"self": decl, "oldSelf": decl}
+        worst = costs.estimate(checked, costs.schema_sizes(roots))[1]
+        unknown = costs.estimate(checked, lambda path: costs.UNKNOWN)[1]
+        empty = costs.estimate(checked, lambda path: (0, 0))[1]
+        constant = worst if unknown == empty == worst else None
+        program = self.runtime.deserialize(serialized)
+        return Compiled(source, program, checked, worst, constant), None
+
+    def compile_rule(self, checker, decl: types.DeclType, rule: dict, schema: dict) -> \
+            CompiledRule:
+        """``compileRule``: the rule, then its messageExpression."""
+        result = CompiledRule(rule)
+        source = rule.get("rule") or ""
+        if not source.strip():
+            return result
+        compiled, problem = self.compile(checker, decl, source, "bool")
+        if problem:
+            kind, text = problem
+            result.error = ("compilation failed: " + text if kind == "issues"
+                            else "cel expression must evaluate to a bool")
+            return result
+        result.compiled = compiled
+        result.uses_old_self = "oldSelf" in compiled.checked.referenced_names()
+        field_path = rule.get("fieldPath") or ""
+        if field_path:
+            from .fieldpath import valid_field_path
+
+            normalized, _ = valid_field_path(field_path, schema)
+            result.field_path = normalized or ""
+        message_source = rule.get("messageExpression") or ""
+        if message_source:
+            message, problem = self.compile(checker, decl, message_source, "string")
+            if problem:
+                kind, text = problem
+                result.message_error = ("messageExpression compilation failed: " + text
+                                        if kind == "issues"
+                                        else "messageExpression must evaluate to a string")
+            else:
+                result.message = message
+        return result
+
+
+def _literal_errors(checked: CheckedAST, source: str) -> str:
+    """``cel.ValidateRegexLiterals``: a constant pattern that does not compile is a compile
+    error at the pattern (``invalid matches argument``)."""
+    from . import checked as ast
+    from ..schema.validation import _compile
+
+    problems = []
+
+    def visit(e):
+        if e.kind == ast.CALL and e.value in ("matches", "find", "findAll"):
+            args = e.args
+            pattern = args[-1] if e.value == "matches" else (args[0] if args else None)
+            if e.value == "findAll" and len(args) > 1:
+                pattern = args[0]
+            if pattern is not None and pattern.kind == ast.CONST and \
+                    isinstance(pattern.value, str) and _compile(pattern.value) is None:
+                problems.append((checked.positions.get(pattern.id, 0),
+                                 f"invalid {e.value} argument"))
+        for child in e.children:
+            visit(child)
+
+    visit(checked.expr)
+    return "\n".join(_issue(source, offset, text) for offset, text in sorted(problems))
+
+
+def _issue(source: str, offset: int, text: str) -> str:
+    """One error formatted as cel-go's ``Errors.ToDisplayString``."""
+    line_start = source.rfind("\n", 0, offset) + 1
+    line_no = source.count("\n", 0, offset) + 1
+    column = offset - line_start
+    line_end = source.find("\n", offset)
+    snippet = source[line_start:line_end if line_end >= 0 else len(source)]
+    return (f"ERROR: <input>:{line_no}:{column + 1}: {text}\n | {snippet}\n"
+            f" | {'.' * column}^")
+
+
+_RUNTIME_ERRORS = (
+    (re.compile(r'^Key not found in map : "?(.*?)"?$'), lambda m: f"no such key: {m[1]}"),
+    (re.compile(r"^Index error: index=(-?\d+) size=(\d+)$"),
+     lambda m: f"index '{m[1]}' out of range in list size '{m[2]}'"),
+    (re.compile(r"^divide by zero$"), lambda m: "division by zero"),
+    (re.compile(r"^No matching overloads found.*"), lambda m: "no such overload"),
+)
+
+
+def runtime_error(text: str) -> str:
+    """cel-cpp's evaluation error as cel-go words it."""
+    text = _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", str(text).strip()))
+    for pattern, wording in _RUNTIME_ERRORS:
+        m = pattern.match(text)
+        if m:
+            return wording(m)
+    return text
+
+
+def is_iteration_limit(text: str) -> bool:
+    """cel-cpp stops a comprehension after 10,000 iterations in one evaluation."""
+    return "Iteration budget exceeded" in str(text)
