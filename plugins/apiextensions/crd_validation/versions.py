@@ -58,9 +58,9 @@ def validate_subresources(subresources, path: FieldPath) -> list[FieldError]:
     if not isinstance(scale, dict):
         return []
     errs = []
-    for name, prefix, detail in (("specReplicasPath", ".spec.", "should be a json path under .spec"),
-                                 ("statusReplicasPath", ".status.",
-                                  "should be a json path under .status")):
+    for name, prefix, detail in (
+            ("specReplicasPath", ".spec.", "should be a json path under .spec"),
+            ("statusReplicasPath", ".status.", "should be a json path under .status")):
         value = as_str(scale.get(name))
         at = path.child(f"scale.{name}")
         if not value:
