@@ -119,9 +119,7 @@ class Environment:
             return None, ("issues", literal_error)
         roots = {"self": decl, "oldSelf": decl}
         worst = costs.estimate(checked, costs.schema_sizes(roots))[1]
-        unknown = costs.estimate(checked, lambda path: costs.UNKNOWN)[1]
-        empty = costs.estimate(checked, lambda path: (0, 0))[1]
-        constant = worst if unknown == empty == worst else None
+        constant = worst if costs.is_constant(checked) else None
         program = self.runtime.deserialize(serialized)
         return Compiled(source, program, checked, worst, constant), None
 

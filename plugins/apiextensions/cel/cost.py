@@ -78,9 +78,11 @@ class Coster:
     """Estimates one checked expression. ``size_of(path)`` gives the (min, max) size of the
     data a field path (``("self", "spec", "items", "@items")``) reaches, or None."""
 
-    def __init__(self, checked: ast.CheckedAST, size_of):
+    def __init__(self, checked: ast.CheckedAST, size_of, unknown=UNKNOWN):
         self.checked = checked
         self.size_of = size_of
+        #: the size of what nothing bounds: everything, statically
+        self.unknown = unknown
         self.paths: dict[int, tuple] = {}
         self.locals: dict[str, list[_Local]] = {}
         self.sizes: dict[int, tuple] = {}
@@ -138,16 +140,16 @@ class Coster:
 
     def size_or_unknown(self, e):
         if isinstance(e, _Node):
-            return e.size if e.size is not None else UNKNOWN
+            return e.size if e.size is not None else self.unknown
         size = self.compute_size(e)
-        return size if size is not None else UNKNOWN
+        return size if size is not None else self.unknown
 
     def node_size(self, node: _Node):
         """``library.CostEstimator.sizeEstimate``: computed, else path-based, else unknown."""
         if node.size is not None:
             return node.size
         size = self._estimate_size(node.path)
-        return size if size is not None else UNKNOWN
+        return size if size is not None else self.unknown
 
     def _entry(self, e):
         if e.id in self.entries:
@@ -475,9 +477,35 @@ def _is_scalar(t: ast.Type) -> bool:
     return False
 
 
-def estimate(checked: ast.CheckedAST, size_of):
-    """The (min, max) cost of ``checked`` with sizes from ``size_of(path)``."""
-    return Coster(checked, size_of).estimate()
+def estimate(checked: ast.CheckedAST, size_of, unknown=UNKNOWN):
+    """The (min, max) cost of ``checked`` with sizes from ``size_of(path)``, and ``unknown``
+    for values whose size nothing tells."""
+    return Coster(checked, size_of, unknown).estimate()
+
+
+def is_constant(checked: ast.CheckedAST) -> bool:
+    """Whether the cost depends on no size at all (then the static estimate is exact)."""
+    small = estimate(checked, lambda path: (0, 0), (0, 0))
+    large = estimate(checked, lambda path: (0, 1 << 20), (0, 1 << 20))
+    return small == large
+
+
+def input_size(values) -> int:
+    """A bound for the size of anything an evaluation derives from ``values``: every string,
+    bytes, list and map in them, counted once (the runtime stand-in for "unknown")."""
+    total, stack = 0, list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (str, bytes)):
+            total += len(v)
+        elif isinstance(v, list):
+            total += len(v)
+            stack.extend(v)
+        elif isinstance(v, dict):
+            total += len(v)
+            stack.extend(v.keys())
+            stack.extend(v.values())
+    return total
 
 
 def schema_sizes(roots: dict):

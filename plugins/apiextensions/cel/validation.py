@@ -212,7 +212,9 @@ class _Run:
         if compiled.constant_cost is not None:
             return compiled.constant_cost
         size_of = costs.observed_sizes(node.roots, values, costs.schema_sizes(node.roots))
-        return costs.estimate(compiled.checked, size_of)[1]
+        literal = len(compiled.source)
+        unknown = (0, costs.input_size(v for v in values.values() if v is not None) + literal)
+        return costs.estimate(compiled.checked, size_of, unknown)[1]
 
     def _rules(self, node: _Node, path, obj, old) -> None:
         if self.accounting and self.remaining <= 0:
