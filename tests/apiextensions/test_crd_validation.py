@@ -531,6 +531,18 @@ def test_validation_rules_static_checks():
         f'{at}[3].fieldPath: Invalid value: ".nope": fieldPath must be a valid path']
 
 
+def test_validation_rules_are_compiled_only_in_a_sound_schema():
+    rule = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nope > 1"}]}
+    got = spec_errors(schema(x=rule))
+    at = f"{ROOT}.properties[spec].properties[x].x-kubernetes-validations[0].rule"
+    assert len(got) == 1 and got[0].startswith(
+        f'{at}: Invalid value: apiextensions.ValidationRule{{Rule:"self.nope > 1", ')
+    assert "compilation failed: ERROR: <input>:1:5:" in got[0]
+    # with another error in the schema, upstream does not compile the rules
+    assert spec_errors(schema(x=rule, y={"type": "string", "$ref": "#/y"})) == [
+        f"{ROOT}.properties[spec].properties[y].$ref: Forbidden: $ref is not supported"]
+
+
 # -- conversion -----------------------------------------------------------------------------
 
 

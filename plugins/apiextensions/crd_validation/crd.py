@@ -125,8 +125,8 @@ def _validate_spec(spec: InternalSpec, opts: Options, path: FieldPath) -> list[F
         if not as_str(spec.names.get(field)):
             errs.append(FieldError.required(path.child("names", field), ""))
     errs += validate_names(spec.names, path.child("names"))
-    errs += validate_validation(spec.validation, _any_status_enabled(spec), opts,
-                               path.child("validation"))
+    errs += validate_validation(spec.validation, _any_status_enabled(spec),
+                               opts.for_version(spec.version), path.child("validation"))
     errs += validate_subresources(spec.subresources, path.child("subresources"))
     for i, column in enumerate(spec.columns or []):
         errs += validate_column(column, path.child("additionalPrinterColumns").index(i))
@@ -277,7 +277,28 @@ def _non_structural(schema: dict) -> bool:
     return bool(new_structural_error(schema)) or bool(validate_structural(schema, FieldPath("")))
 
 
-def update_options(old: dict, old_spec: InternalSpec) -> Options:
+def _schema_for_version(spec: InternalSpec, name: str):
+    """``GetSchemaForVersion``: the top-level schema, else the version's own."""
+    if spec.validation is not None:
+        return spec.validation
+    for version in spec.versions or []:
+        if version.get("name") == name:
+            return version.get("schema")
+    return None
+
+
+def _unchanged_versions(spec: InternalSpec, old_spec: InternalSpec) -> frozenset:
+    """``findVersionsWithUnchangedSchemas``."""
+    old_names = {v.get("name") for v in old_spec.versions or []}
+    return frozenset(
+        v.get("name") for v in spec.versions or []
+        if v.get("name") in old_names
+        and _schema_for_version(spec, v.get("name")) == _schema_for_version(old_spec,
+                                                                              v.get("name")))
+
+
+def update_options(old: dict, old_spec: InternalSpec,
+                   spec: InternalSpec | None = None) -> Options:
     """The ratcheting of ``ValidateCustomResourceDefinitionUpdate``."""
     conversion = old_spec.conversion
     versions = old_spec.versions or []
@@ -295,14 +316,15 @@ def update_options(old: dict, old_spec: InternalSpec) -> Options:
         require_atomic_set_type=not spec_has(old_spec, _non_atomic_set),
         require_map_list_keys_map_set_validation=not spec_has(
             old_spec, lambda s: bool(map_list_keys_map_set_errors(s, FieldPath("")))),
-        allow_invalid_ca_bundle=_allow_invalid_ca_bundle(old, old_spec))
+        allow_invalid_ca_bundle=_allow_invalid_ca_bundle(old, old_spec),
+        unchanged_versions=_unchanged_versions(spec, old_spec) if spec else frozenset())
 
 
 def validate_crd_update(new: dict, old: dict) -> list[FieldError]:
     """``ValidateCustomResourceDefinitionUpdate``: the new CRD (its status already carried
     over by ``PrepareForUpdate``) against the stored one."""
     spec, old_spec = to_internal(new.get("spec")), to_internal(old.get("spec"))
-    opts = update_options(old, old_spec)
+    opts = update_options(old, old_spec, spec)
     path = FieldPath("spec")
     errs = validate_object_meta_update(as_dict(new.get("metadata")),
                                        as_dict(old.get("metadata")), FieldPath("metadata"))

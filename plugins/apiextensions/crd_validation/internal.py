@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["InternalSpec", "to_internal", "walk_schemas", "schema_has"]
 
@@ -192,3 +192,13 @@ class Options:
     require_atomic_set_type: bool = True
     require_map_list_keys_map_set_validation: bool = True
     allow_invalid_ca_bundle: bool = True
+    #: versions whose schema an update leaves as it was: their rules' per-expression cost
+    #: limit is not enforced again
+    unchanged_versions: frozenset = frozenset()
+    suppress_per_expression_cost: bool = False
+
+    def for_version(self, name: str) -> "Options":
+        """``suppressExpressionCostForUnchangedSchema``."""
+        if name in self.unchanged_versions:
+            return replace(self, suppress_per_expression_cost=True)
+        return self

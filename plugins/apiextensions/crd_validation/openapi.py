@@ -4,21 +4,19 @@ Ports ``validateCustomResourceDefinitionValidation`` and
 ``ValidateCustomResourceDefinitionOpenAPISchema`` (with ``specStandardValidatorV3``) of
 ``apiextensions/validation/validation.go``: the root restrictions under a status
 subresource, the structural-schema checks (``structural``), defaults (``defaults_check``),
-then a walk of every node for unsupported keywords, ``x-kubernetes-*`` extension rules and
-the static checks of ``x-kubernetes-validations``. Compiling the CEL rules is the ``cel``
-module's work, run where upstream runs it: only for a structural schema whose walk found
-nothing wrong. Go walks ``properties`` in random order; this walks them sorted.
+then a walk of every node for unsupported keywords and ``x-kubernetes-*`` extension rules.
+The ``x-kubernetes-validations`` rules are the ``cel`` module's to check; their compilation
+runs only for a structural schema whose walk found nothing wrong (upstream skips it at
+nodes with errors). Go walks ``properties`` in random order; this walks them sorted.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath
 
 from .defaults_check import validate_defaults
-from .fieldpath import valid_field_path
 from .gosyntax import go_schema, go_schema_or_array, go_strings
 from .internal import Options, as_dict, as_list
 from .structural import new_structural_error, validate_structural
@@ -27,9 +25,6 @@ __all__ = ["validate_validation", "map_list_keys_map_set_errors", "OPENAPI_V3_TY
 
 OPENAPI_V3_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 _META_FIELDS = frozenset(("metadata", "kind", "apiVersion"))
-_SUPPORTED_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid",
-                      "FieldValueRequired"]
-_NEWLINES = re.compile(r"[\n\r]+")
 
 # The internal JSONSchemaProps fields in Go order, by JSON name; and those a root schema
 # may set when the status subresource is on (allowedFieldsAtRootSchema).
@@ -178,7 +173,6 @@ class _Walker:
         self.check_extensions(s, path, out)
         if self.opts.require_map_list_keys_map_set_validation:
             out.extend(map_list_keys_map_set_errors(s, path))
-        _validation_rules(s, path, out)
 
     def check_extensions(self, s: dict, path: FieldPath, out: list) -> None:
         """The ``x-kubernetes-map-type``, ``-list-type`` and ``-list-map-keys`` rules."""
@@ -292,54 +286,16 @@ def map_list_keys_map_set_errors(s: dict, path: FieldPath) -> list[FieldError]:
     return out
 
 
-def _text(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _validation_rules(s: dict, path: FieldPath, out: list) -> None:
-    """The static checks of ``x-kubernetes-validations`` (compiling is the CEL module's)."""
-    for i, rule in enumerate(as_list(s.get("x-kubernetes-validations"))):
-        rule = as_dict(rule)
-        at = path.child("x-kubernetes-validations").index(i)
-        text, message = _text(rule.get("rule")), _text(rule.get("message"))
-        expression, field_path = _text(rule.get("messageExpression")), _text(
-            rule.get("fieldPath"))
-        if not text.strip():
-            out.append(FieldError.required(at.child("rule"), "rule is not specified"))
-        elif message and not message.strip():
-            out.append(FieldError.invalid(at.child("message"), message,
-                                          "message must be non-empty if specified"))
-        elif _NEWLINES.search(message.strip()):
-            out.append(FieldError.invalid(at.child("message"), message,
-                                          "message must not contain line breaks"))
-        elif _NEWLINES.search(text.strip()) and not message.strip():
-            out.append(FieldError.required(at.child("message"),
-                                           "message must be specified if rule contains line "
-                                           "breaks"))
-        if expression and not expression.strip():
-            out.append(FieldError.required(at.child("messageExpression"),
-                                           "messageExpression must be non-empty if specified"))
-        reason = rule.get("reason")
-        if reason is not None and reason not in _SUPPORTED_REASONS:
-            out.append(FieldError.not_supported(at.child("reason"), reason, _SUPPORTED_REASONS))
-        if field_path and not field_path.strip():
-            out.append(FieldError.invalid(at.child("fieldPath"), field_path,
-                                          "fieldPath must be non-empty if specified"))
-        if _NEWLINES.search(field_path):
-            out.append(FieldError.invalid(at.child("fieldPath"), field_path,
-                                          "fieldPath must not contain line breaks"))
-        if field_path and not new_structural_error(s) \
-                and valid_field_path(field_path, s)[3]:
-            out.append(FieldError.invalid(at.child("fieldPath"), field_path,
-                                          "fieldPath must be a valid path"))
-
-
-def _cel_errors(schema: dict, path: FieldPath) -> list[FieldError]:
+def _rule_errors(schema: dict, path: FieldPath, compile_rules: bool,
+                 opts: Options) -> list[FieldError]:
+    """The errors of the ``x-kubernetes-validations`` rules (their fields, compilation and
+    cost), from the CEL module; upstream compiles only where the schema is sound."""
     try:
         from ..cel import validate_schema_rules
     except ImportError:
-        return []  # no CEL compiler (yet): the rules go unchecked here
-    return list(validate_schema_rules(schema, path))
+        return []  # no CEL support installed: the rules go unchecked
+    return list(validate_schema_rules(schema, path, compile_rules=compile_rules,
+                                      per_expression_cost=not opts.suppress_per_expression_cost))
 
 
 def validate_validation(validation, status_enabled: bool, opts: Options,
@@ -371,8 +327,7 @@ def validate_validation(validation, status_enabled: bool, opts: Options,
     _Walker(opts, opts.allow_defaults, opts.disallow_defaults_reason).walk(
         schema, schema_path, True, walked)
     errs += walked
-    if structural_ok and not walked:
-        errs += _cel_errors(schema, schema_path)
+    errs += _rule_errors(schema, schema_path, structural_ok and not walked, opts)
     if not errs:
         errs += init_errs
     return errs

@@ -152,7 +152,9 @@ def validate_version(version: dict, path: FieldPath, status_enabled: bool,
     warning = version.get("deprecationWarning")
     for message in _deprecation_warning(version.get("deprecated") is True, warning):
         errs.append(FieldError.invalid(path.child("deprecationWarning"), warning, message))
-    errs += validate_validation(version.get("schema"), status_enabled, opts, path.child("schema"))
+    errs += validate_validation(version.get("schema"), status_enabled,
+                                opts.for_version(as_str(version.get("name"))),
+                                path.child("schema"))
     errs += validate_subresources(version.get("subresources"), path.child("subresources"))
     for i, column in enumerate(as_list(version.get("additionalPrinterColumns"))):
         errs += validate_column(column, path.child("additionalPrinterColumns").index(i))
