@@ -291,7 +291,7 @@ def add_to_pool(pool, roots: list[DeclType], file_name: str) -> None:
                 f = msg.field.add(name=escaped, number=number, label=F.LABEL_REPEATED,
                                   type=ftype, json_name=escaped)
             elif sub.kind == MAP:
-                entry = msg.nested_type.add(name=f"{escaped}__entry")
+                entry = msg.nested_type.add(name=_map_entry_name(escaped))
                 entry.options.map_entry = True
                 entry.field.add(name="key", number=1, label=F.LABEL_OPTIONAL, type=F.TYPE_STRING)
                 vtype, vname = scalar(sub.elem, True)
@@ -300,7 +300,7 @@ def add_to_pool(pool, roots: list[DeclType], file_name: str) -> None:
                     value.type_name = vname
                 f = msg.field.add(name=escaped, number=number, label=F.LABEL_REPEATED,
                                   type=F.TYPE_MESSAGE, json_name=escaped)
-                tname = f".{t.name}.{escaped}__entry"
+                tname = f".{t.name}.{_map_entry_name(escaped)}"
             else:
                 ftype, tname = scalar(sub, False)
                 f = msg.field.add(name=escaped, number=number, label=F.LABEL_OPTIONAL,
@@ -312,6 +312,20 @@ def add_to_pool(pool, roots: list[DeclType], file_name: str) -> None:
         for obj in _objects(root):
             message(obj, proto.message_type)
     pool.Add(proto)
+
+
+def _map_entry_name(field_name: str) -> str:
+    """protobuf's ``MapEntryName``: the only name a map field's entry message may have."""
+    out, upper = [], True
+    for ch in field_name:
+        if ch == "_":
+            upper = True
+        elif upper:
+            out.append(ch.upper() if "a" <= ch <= "z" else ch)
+            upper = False
+        else:
+            out.append(ch)
+    return "".join(out) + "Entry"
 
 
 def _objects(t: DeclType):
