@@ -7,7 +7,8 @@ with upstream's grammar (fields, ``['key']``, indexes and slices, ``*``, ``..``,
 returns the values of the first result set, missing keys allowed (what every CRD use
 reads: ``results[0]``); a path that fails on an object (an index out of range, a filter
 comparing incompatible types) finds nothing there, as the table convertor treats it.
-``to_text(value)`` prints a value as upstream's ``PrintResults`` does (Go's ``fmt``).
+``to_text(value)`` prints a value as upstream's ``PrintResults`` does (maps and lists as
+JSON, the rest with Go's ``fmt``). The parser is ``parser``, the evaluation ``nodes``.
 
 ``range``/``end`` templates parse but never find anything: they make no sense for one
 column or field.

@@ -137,7 +137,7 @@ class Parser:
             self.parse_field(cur)
 
     def parse_number(self, cur: ListNode) -> None:
-        if self.peek() in ("+", "-") and self.peek() != _EOF:
+        if self.peek() in ("+", "-"):
             self.next()
         while True:
             r = self.next()
