@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from kapiserver import errors as status_errors
 from kapiserver.apimachinery.field_errors import FieldPath
 from kapiserver_plugins.apiextensions.crd_validation import (set_defaults, validate_crd,
                                                              validate_crd_status,
@@ -111,6 +112,35 @@ def test_defaults_write_the_spec_as_go_encodes_it():
     assert list(openapi["properties"]) == ["a", "b"]
     assert list(openapi["properties"]["a"]["default"]) == ["y", "z"]
     assert "bogus" not in obj["spec"] and "preserveUnknownFields" not in obj["spec"]
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda spec: spec["versions"][0].update(served="yes"),
+     "json: cannot unmarshal string into Go struct field CustomResourceDefinitionVersion"
+     ".spec.versions.served of type bool"),
+    # map keys are not part of Go's path: the message real servers give for a bad property
+    (lambda spec: spec["versions"][0]["schema"]["openAPIV3Schema"].update(
+        properties={"spec": "object"}),
+     "json: cannot unmarshal string into Go struct field JSONSchemaProps"
+     ".spec.versions.schema.openAPIV3Schema.properties of type v1.JSONSchemaProps"),
+    (lambda spec: spec["versions"][0]["schema"]["openAPIV3Schema"].update(maxProperties=1.5),
+     "json: cannot unmarshal number 1.5 into Go struct field JSONSchemaProps"
+     ".spec.versions.schema.openAPIV3Schema.maxProperties of type int64"),
+    (lambda spec: spec["versions"][0]["schema"]["openAPIV3Schema"].update(
+        additionalProperties="yes"),
+     "boolean or JSON schema expected"),
+    (lambda spec: spec.update(versions={"name": "v1"}),
+     "json: cannot unmarshal object into Go struct field CustomResourceDefinitionSpec"
+     ".spec.versions of type []v1.CustomResourceDefinitionVersion"),
+])
+def test_values_of_the_wrong_type_are_refused_as_gos_decoder_does(change, message):
+    obj = copy.deepcopy(transcript("crd-create.json")["request"]["body"])
+    change(obj["spec"])
+    with pytest.raises(status_errors.BadRequest) as err:
+        set_defaults(obj)
+    assert err.value.message == (
+        'CustomResourceDefinition in version "v1" cannot be handled as a '
+        f"CustomResourceDefinition: {message}")
 
 
 def test_defaults_stored_versions_of_a_status_without_any():

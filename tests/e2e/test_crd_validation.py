@@ -135,3 +135,13 @@ def test_updates_keep_the_name_and_established_scope(api):
                   "spec.versions; v1 was previously a storage version, and must remain in "
                   "spec.versions until a storage migration ensures no data remains persisted "
                   "in v1 and removes v1 from status.storedVersions")
+
+
+def test_values_of_the_wrong_type_are_a_bad_request(api):
+    body = manifest("sprockets", "Sprocket")
+    body["spec"]["versions"][0]["served"] = "yes"
+    response = api.request("POST", CRDS, json=body, **ADMIN)
+    assert_status(response, 400, "BadRequest",
+                  'CustomResourceDefinition in version "v1" cannot be handled as a '
+                  "CustomResourceDefinition: json: cannot unmarshal string into Go struct field "
+                  "CustomResourceDefinitionVersion.spec.versions.served of type bool")

@@ -62,9 +62,9 @@ def validate_status(status, path: FieldPath) -> list[FieldError]:
 def validate_stored_versions(stored, versions, path: FieldPath) -> list[FieldError]:
     """``ValidateCustomResourceDefinitionStoredVersions``: every stored version stays in
     ``spec.versions`` and the storage version is among them."""
+    stored = stored if isinstance(stored, list) else None
     if not stored:
-        return [FieldError.invalid(path, go_strings(stored if isinstance(stored, list)
-                                                    and stored is not None else None),
+        return [FieldError.invalid(path, go_strings(stored),
                                    "must have at least one stored version")]
     errs = []
     index = {as_str(v): i for i, v in enumerate(stored)}
