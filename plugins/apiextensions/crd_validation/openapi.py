@@ -290,10 +290,8 @@ def _rule_errors(schema: dict, path: FieldPath, compile_rules: bool,
                  opts: Options) -> list[FieldError]:
     """The errors of the ``x-kubernetes-validations`` rules (their fields, compilation and
     cost), from the CEL module; upstream compiles only where the schema is sound."""
-    try:
-        from ..cel import validate_schema_rules
-    except ImportError:
-        return []  # no CEL support installed: the rules go unchecked
+    from ..cel import validate_schema_rules  # loads the CEL library on first use
+
     return list(validate_schema_rules(schema, path, compile_rules=compile_rules,
                                       per_expression_cost=not opts.suppress_per_expression_cost))
 
