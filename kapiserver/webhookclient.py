@@ -3,8 +3,12 @@
 As upstream's ``webhook.GenericWebhook``: the kubeconfig's current context (else its
 first cluster and user) names the server URL, the CA that verifies it (a file, inline
 data, or the system's), and the client certificate or bearer token to present. Each call
-POSTs one JSON object and returns the decoded answer, retrying with upstream's backoff
-(0.5 s, ×1.5, 5 attempts) on connection failures, 429 and 5xx answers.
+POSTs one JSON object (or GETs one) and returns the decoded answer, retrying with
+upstream's backoff (0.5 s, ×1.5, 5 attempts) on connection failures, 429 and 5xx answers.
+
+The same kubeconfig may name an API server rather than a webhook (an extension server's
+``--authentication-kubeconfig``): ``for_path`` addresses one of its paths, as client-go
+does with a ``rest.Config``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ RETRY_DELAY, RETRY_FACTOR, RETRY_STEPS = 0.5, 1.5, 5
 
 
 class WebhookError(Exception):
-    """The webhook could not be reached or did not answer with a usable object."""
+    """The webhook could not be reached or did not answer with a usable object.
+
+    ``status_code`` is the HTTP status of a refusal (0 when there was no answer).
+    """
+
+    def __init__(self, message: str, status_code: int = 0):
+        super().__init__(message)
+        self.status_code = status_code
 
 
 def _pick(entries, name):
@@ -53,16 +64,8 @@ class WebhookClient:
     def from_kubeconfig(cls, path: str, material_dir: str, option: str) -> "WebhookClient":
         """Read ``path``; inline certificates are written under ``material_dir``
         (requests reads certificates from files). ``option`` names errors."""
-        try:
-            with open(path) as f:
-                config = yaml.safe_load(f) or {}
-            context = (_pick(config.get("contexts"), config.get("current-context")) or
-                       {}).get("context") or {}
-            cluster = (_pick(config.get("clusters"), context.get("cluster")) or {})["cluster"]
-            user = (_pick(config.get("users"), context.get("user")) or {}).get("user") or {}
-            url = cluster["server"]
-        except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
-            raise ConfigError(f"--{option}: {path}: not a usable kubeconfig: {err}") from None
+        cluster, user = read_kubeconfig(path, option)
+        url = cluster["server"]
         base = os.path.dirname(os.path.abspath(path))
 
         def material(file_key, data_key, suffix):
@@ -94,10 +97,27 @@ class WebhookClient:
                 token = f.read().strip()
         return cls(url, verify, (cert, key) if cert and key else None, token)
 
+    def for_path(self, path: str) -> "WebhookClient":
+        """The same server, credentials and retries, at ``path`` below its URL (the
+        kubeconfig names an API server, ``path`` one of its resources)."""
+        return WebhookClient(self.url.rstrip("/") + path, self.verify, self.cert, self.token,
+                             self.retry_steps, self.retry_delay)
+
     def post(self, obj: dict) -> dict:
+        """POST ``obj`` as JSON; return the decoded answer."""
+        return self._call("POST", obj)
+
+    def get(self) -> dict:
+        """GET the URL; return the decoded answer (a refusal raises ``WebhookError`` with
+        its ``status_code``, e.g. 404)."""
+        return self._call("GET", None)
+
+    def _call(self, method: str, obj) -> dict:
         import requests
 
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {"Accept": "application/json"}
+        if obj is not None:
+            headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         delay, problem = self.retry_delay, None
@@ -107,17 +127,18 @@ class WebhookClient:
                 delay *= RETRY_FACTOR
             try:
                 # verify= per call: REQUESTS_CA_BUNDLE would override a session's.
-                response = requests.post(self.url, json=obj, headers=headers,
-                                         verify=self.verify, cert=self.cert, timeout=TIMEOUT)
+                response = requests.request(method, self.url, json=obj, headers=headers,
+                                            verify=self.verify, cert=self.cert,
+                                            timeout=TIMEOUT)
             except requests.RequestException as err:
-                problem = f"Post {self.url!r}: {err}"
+                problem = f"{method.title()} {self.url!r}: {err}"
                 continue
             if response.status_code == 429 or response.status_code >= 500:
                 problem = f"the server responded with the status code {response.status_code}"
                 continue
             if not 200 <= response.status_code < 300:
                 raise WebhookError(f"the server responded with the status code "
-                                   f"{response.status_code}")
+                                   f"{response.status_code}", response.status_code)
             try:
                 answer = response.json()
             except ValueError as err:
@@ -126,6 +147,23 @@ class WebhookClient:
                 raise WebhookError("the webhook answered with no object")
             return answer
         raise WebhookError(problem or "no answer")
+
+
+def read_kubeconfig(path: str, option: str) -> tuple[dict, dict]:
+    """The ``(cluster, user)`` entries a kubeconfig's current context names (else its
+    first ones); raise ``ConfigError`` naming ``--option`` when there is no server URL."""
+    try:
+        with open(path) as f:
+            config = yaml.safe_load(f) or {}
+        context = (_pick(config.get("contexts"), config.get("current-context")) or
+                   {}).get("context") or {}
+        cluster = (_pick(config.get("clusters"), context.get("cluster")) or {})["cluster"]
+        user = (_pick(config.get("users"), context.get("user")) or {}).get("user") or {}
+        if not isinstance(cluster["server"], str) or not isinstance(user, dict):
+            raise TypeError("the server URL must be a string")
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
+        raise ConfigError(f"--{option}: {path}: not a usable kubeconfig: {err}") from None
+    return cluster, user
 
 
 class TTLCache:

@@ -58,6 +58,10 @@ class AuthenticationRequest:
     ``spec.audiences``); empty means the server's ``--api-audiences``. An audience-aware
     authenticator (service-account tokens) sets ``matched_audiences`` to those it matched;
     ``None`` means audience-agnostic, as upstream's ``WrapAudienceAgnosticToken``.
+
+    An authenticator that consumed headers which must not travel further (a front proxy's
+    identity headers) lists their names in ``remove_headers``; the server drops them
+    from the request once it is authenticated.
     """
 
     headers: Mapping[str, str]
@@ -66,6 +70,7 @@ class AuthenticationRequest:
     audiences: tuple[str, ...] = ()
     matched_audiences: tuple[str, ...] | None = None
     peer_certificate_info: dict | None = None
+    remove_headers: list[str] | None = None
 
 
 class AuthenticationError(Exception):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from werkzeug.datastructures import Headers
+
+#: Where the gunicorn worker puts the headers as sent (``kapiserver.server.worker``).
+RAW_HEADERS = "kapiserver.raw_headers"
+
 
 class RequestContext:
     """One request on its way through filters and delegates.
@@ -12,7 +17,7 @@ class RequestContext:
     """
 
     __slots__ = ("request", "server", "info", "user", "authenticated_user", "audit_id",
-                 "warnings")
+                 "warnings", "_headers")
 
     def __init__(self, request, server, audit_id: str):
         self.request = request
@@ -22,10 +27,32 @@ class RequestContext:
         self.user = None
         self.authenticated_user = None
         self.warnings: list[str] = []
+        self._headers = None
 
     @property
     def accept(self) -> str:
         return self.request.headers.get("Accept", "")
+
+    @property
+    def headers(self):
+        """The request's headers with every value as sent (``getlist`` gives each one; the
+        WSGI environ joins repeated headers with commas), case-insensitive."""
+        if self._headers is None:
+            raw = self.request.environ.get(RAW_HEADERS)
+            self._headers = self.request.headers if raw is None else Headers(raw)
+        return self._headers
+
+    def remove_headers(self, names) -> None:
+        """Drop headers ``names`` from the request (a front proxy's identity headers, once
+        read), so that nothing after authentication sees them."""
+        lowered = {name.lower() for name in names}
+        environ = self.request.environ
+        for name in lowered:
+            environ.pop("HTTP_" + name.upper().replace("-", "_"), None)
+        raw = environ.get(RAW_HEADERS)
+        if raw is not None:
+            environ[RAW_HEADERS] = [(k, v) for k, v in raw if k.lower() not in lowered]
+        self._headers = None  # request.headers is a live view of the environ
 
     @property
     def peer_certificate_info(self) -> dict | None:

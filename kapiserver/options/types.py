@@ -118,3 +118,27 @@ def ip_address(value: str) -> None:
         ipaddress.ip_address(value)
     except ValueError:
         raise ValidationError(f"{value!r} is not a valid IP address") from None
+
+
+def kubeconfig_file(path: str) -> None:
+    """Fail unless ``path`` is empty or a readable kubeconfig naming a server URL."""
+    if not path:
+        return
+    from ..errors import ConfigError
+    from ..webhookclient import read_kubeconfig
+
+    readable_file(path)
+    try:
+        read_kubeconfig(path, "")
+    except ConfigError as err:
+        raise ValidationError(err.errors[0].split(": ", 1)[1]) from None
+
+
+def http_header_names(names) -> None:
+    """Fail unless every entry is an HTTP header field name (or a prefix of one)."""
+    import re
+
+    for name in names:
+        # RFC 9110 token characters.
+        if not re.fullmatch(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", name):
+            raise ValidationError(f"{name!r} is not a valid HTTP header name")

@@ -96,7 +96,7 @@ def with_authentication(server, handler):
     authenticator = server.authenticator
 
     def authentication(ctx):
-        request = AuthenticationRequest(ctx.request.headers, ctx.peer_certificate,
+        request = AuthenticationRequest(ctx.headers, ctx.peer_certificate,
                                         ctx.request.remote_addr or "",
                                         peer_certificate_info=ctx.peer_certificate_info)
         try:
@@ -106,6 +106,9 @@ def with_authentication(server, handler):
             user = None
         if user is None:
             return status_response(Unauthorized(), ctx.accept)
+        if request.remove_headers:
+            # Upstream's ClearAuthenticationHeaders: a front proxy's identity headers stop here.
+            ctx.remove_headers(request.remove_headers)
         ctx.user = ctx.authenticated_user = user
         return handler(ctx)
 
@@ -190,7 +193,7 @@ def with_impersonation(server, handler):
     authorizer = server.authorizer
 
     def impersonation(ctx):
-        headers = ctx.request.headers
+        headers = ctx.headers
         username = headers.get(IMPERSONATE_USER, "")
         uid = headers.get(IMPERSONATE_UID, "")
         groups = headers.getlist(IMPERSONATE_GROUP)

@@ -4,6 +4,11 @@ Each connection is a greenlet, not a thread: an idle watch costs a few KiB, and
 ``--worker-connections`` (default 10,000) bounds them per worker. On SIGTERM the worker
 stops accepting, tells the ``APIServer`` to end long-running requests, and lets in-flight
 requests finish within ``--shutdown-grace-period``.
+
+The WSGI environ joins a header sent several times into one value (``a,b``); the app
+also gets the headers as sent, in ``environ["kapiserver.raw_headers"]`` (a list of
+``(NAME, value)``), so that identity headers keep values that contain commas (an LDAP
+group such as ``cn=ops,dc=example,dc=com``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import queue
 import signal
 
 import gevent
+import gevent.local
 from gunicorn.workers.ggevent import GeventWorker
+
+from ..endpoints.context import RAW_HEADERS
 
 #: Signals that end a worker; one that arrives before the worker's handlers exist is replayed.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
@@ -50,6 +58,31 @@ class KapiserverWorker(GeventWorker):
         server = self._server()
         if not self.alive and server is not None:
             server.begin_shutdown()  # SIGTERM came while the app was being built
+        # One connection is one greenlet: its request's headers wait for the app there.
+        self._current = gevent.local.local()
+        if hasattr(self.wsgi, "wsgi_app"):
+            self.wsgi.wsgi_app = _RawHeaders(self.wsgi.wsgi_app, self._current)
+
+    def handle_request(self, listener_name, req, sock, addr):
+        self._current.headers = req.headers
+        try:
+            return super().handle_request(listener_name, req, sock, addr)
+        finally:
+            self._current.headers = None
+
+
+class _RawHeaders:
+    """WSGI middleware: put the headers of the request being handled into the environ."""
+
+    def __init__(self, app, current):
+        self.app = app
+        self.current = current
+
+    def __call__(self, environ, start_response):
+        headers = getattr(self.current, "headers", None)
+        if headers is not None:
+            environ[RAW_HEADERS] = headers
+        return self.app(environ, start_response)
 
 
 def _drain(signal_queue) -> list:

@@ -1,5 +1,7 @@
 """Authorization end to end: modes in order, system:masters first, upstream 403 wording."""
 
+import json
+
 from kapiserver.testing import assert_status
 
 ECHO = "/apis/probe.kapiserver.test/v1/namespaces/default/echoes/x"
@@ -74,6 +76,15 @@ def test_impersonation_with_kubectl_as(server):
     result = server.kubectl("get", "--raw", ECHO, "--as", "jane", "--as-group", "team-a",
                             check=True)
     assert '"jane"' in result.stdout and "team-a" in result.stdout
+
+
+def test_impersonating_several_groups_keeps_each_value(server):
+    # kubectl sends one Impersonate-Group header per group; a comma inside a group name
+    # (an LDAP DN) must not split it, as the WSGI environ's joined value would.
+    result = server.kubectl("get", "--raw", ECHO, "--as", "jane", "--as-group", "team-a",
+                            "--as-group", "cn=ops,dc=example,dc=com", check=True)
+    assert json.loads(result.stdout)["user"]["groups"] == [
+        "team-a", "cn=ops,dc=example,dc=com", "system:authenticated"]
 
 
 def test_impersonating_a_service_account_implies_its_groups(server):
