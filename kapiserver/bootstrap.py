@@ -26,16 +26,23 @@ def build_registry(pm) -> OptionRegistry:
 
 
 def check_choices(pm):
-    """Return an option check naming unknown authorization modes, delegates, admission plugins."""
+    """Return an option check naming unknown authorization modes, delegates, admission
+    plugins, and every option conflict a plugin's factory hook reports (``ConfigError``)."""
 
     def check(config) -> list[str]:
         errors = []
-        try:
-            modes = pm.collect("kapiserver_authorizers", config=config)
-            delegates = pm.collect("kapiserver_delegates", config=config)
-            admission_plugins = pm.collect("kapiserver_admission_plugins", config=config)
-        except ConfigError as err:
-            return err.errors
+        collected = {}
+        for hook in ("kapiserver_authenticators", "kapiserver_authorizers",
+                     "kapiserver_delegates", "kapiserver_admission_plugins"):
+            try:
+                collected[hook] = pm.collect(hook, config=config)
+            except ConfigError as err:
+                errors.extend(err.errors)
+        if errors:
+            return errors
+        modes = collected["kapiserver_authorizers"]
+        delegates = collected["kapiserver_delegates"]
+        admission_plugins = collected["kapiserver_admission_plugins"]
         for option, chosen, valid in (("--authorization-mode", config.authorization_mode, modes),
                                       ("--delegation", config.delegation, delegates)):
             unknown = [n for n in chosen if n not in valid]

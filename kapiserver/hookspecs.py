@@ -50,6 +50,25 @@ def kapiserver_authenticators(config):
 
 
 @hookspec
+def kapiserver_client_ca_files(config):
+    """Return files of CA certificates whose client certificates the TLS handshake accepts.
+
+    :param config: the validated ``kapiserver.options.Config``.
+    :return: a list of paths of PEM bundles, besides the data dir's CA and
+        ``--client-ca-file`` (always trusted); ``[]`` when this plugin trusts no more.
+
+    Order: the bundles are pooled into one; their order does not matter. A certificate
+    from one of them passes the handshake, nothing more: the authenticator that trusts
+    those CAs verifies it again, and the others refuse it (the ``x509`` authenticator
+    does, so that a front proxy's certificate never authenticates as its CN).
+
+    Called once per start, in the process that prepares TLS before any worker exists
+    (never in the workers, never per request). It may fetch CAs over the network and keep
+    them under the data dir for the plugin's authenticators to read.
+    """
+
+
+@hookspec
 def kapiserver_authorizers(config):
     """Return the authorization modes this plugin provides, as ``{mode: factory}``.
 

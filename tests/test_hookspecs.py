@@ -44,6 +44,7 @@ def test_every_hook_is_implemented_by_a_test_plugin_and_used_in_a_test():
         "kapiserver_delegates": "probe-first",
         "kapiserver_audit_backends": "audit_file",
         "kapiserver_controllers": "probe-controller-file",
+        "kapiserver_client_ca_files": "probe-client-ca-file",
     }
     for name, _ in SPECS:
         assert name in evidence, f"no test evidence declared for {name}"

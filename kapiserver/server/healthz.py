@@ -49,7 +49,8 @@ def log_check() -> str | None:
 UPSTREAM_HOOK_ORDER = (
     "start-apiserver-admission-initializer", "generic-apiserver-start-informers",
     "start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced",
-    "start-system-namespaces-controller", "start-service-ip-repair-controllers",
+    "start-system-namespaces-controller", "start-cluster-authentication-info-controller",
+    "start-service-ip-repair-controllers",
     "rbac/bootstrap-roles", "bootstrap-controller", "start-kube-aggregator-informers",
     "apiservice-status-local-available-controller",
     "apiservice-status-remote-available-controller", "apiservice-registration-controller",

@@ -28,13 +28,14 @@ def configure_logging(level: str) -> None:
     logging.getLogger().setLevel(level.upper())
 
 
-def prepare_tls(config) -> dict:
+def prepare_tls(config, pm=None) -> dict:
     """Generate or reuse the data dir's certificates; return the TLS file paths.
 
     With no ``--tls-cert-file``, a CA and a serving certificate are generated (and reused
     on later starts while they cover the bind address and ``--tls-sans``). The data dir's
     CA always signs ``admin.kubeconfig``'s client certificate, so it is always trusted for
-    client certificates, besides ``--client-ca-file``.
+    client certificates, besides ``--client-ca-file`` and the CAs plugins add
+    (``kapiserver_client_ca_files``: a front proxy's, an extension server's main server's).
     """
     from ..pki import PKI, server_url, serving_hosts
 
@@ -45,7 +46,9 @@ def prepare_tls(config) -> dict:
     else:
         pki.ensure_serving_cert(serving_hosts(config.bind_address, config.tls_sans))
         certfile, keyfile, embed_ca = pki.serving_cert_file, pki.serving_key_file, True
-    client_ca = pki.write_client_ca_bundle([config.client_ca_file])
+    extra = [] if pm is None else [path for files in pm.hook.kapiserver_client_ca_files(
+        config=config) for path in files or ()]
+    client_ca = pki.write_client_ca_bundle([config.client_ca_file, *extra])
     if not config.get("service_account_signing_key_file"):
         pki.ensure_service_account_key()  # before the workers, which all sign with it
     url = server_url(config.bind_address, config.secure_port)
@@ -54,9 +57,9 @@ def prepare_tls(config) -> dict:
             "kubeconfig": kubeconfig, "ca_file": pki.ca_cert_file, "url": url}
 
 
-def prepare_tls_in_child(config) -> dict:
+def prepare_tls_in_child(config, pm=None) -> dict:
     """``prepare_tls`` in a forked child: the gunicorn master stays free of ``cryptography``."""
-    return call_in_child(prepare_tls, config)
+    return call_in_child(prepare_tls, config, pm)
 
 
 def ssl_context(conf, default_ssl_context_factory):
@@ -127,7 +130,7 @@ class GunicornApplication(BaseApplication):
 def run(config, pm) -> None:
     """Prepare TLS and run gunicorn in the foreground until it is stopped."""
     configure_logging(config.log_level)
-    tls = prepare_tls_in_child(config)
+    tls = prepare_tls_in_child(config, pm)
     log.info("serving on %s; admin kubeconfig: %s", tls["url"], tls["kubeconfig"])
     GunicornApplication(config, pm, gunicorn_settings(config, tls)).run()
 
@@ -146,9 +149,9 @@ def settings_from_environment(default_config_file: str) -> dict:
 
     config_file = os.environ.get(CONFIG_ENV) or default_config_file
     os.environ[CONFIG_ENV] = os.path.abspath(config_file)
-    config, _ = load_config(["--config", config_file])
+    config, pm = load_config(["--config", config_file])
     configure_logging(config.log_level)
-    settings = gunicorn_settings(config, prepare_tls_in_child(config))
+    settings = gunicorn_settings(config, prepare_tls_in_child(config, pm))
     settings["wsgi_app"] = "kapiserver.server.serving:app_from_environment()"
     return settings
 

@@ -6,6 +6,8 @@ extension API server; the elected worker registers a local APIService for every 
 version served here and keeps every APIService's ``Available`` condition current.
 """
 
+from kapiserver.errors import ConfigError
+from kapiserver.options.types import Path, pem_certificates, pem_private_key
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 from kapiserver.server.delegation import InstalledGroupsDelegate
@@ -69,7 +71,40 @@ def kapiserver_api_groups(config):
 
 
 @hookimpl
+def kapiserver_add_options(options):
+    options.add("proxy-client-cert-file", Path(load_default="", validate=pem_certificates),
+                "client certificate the aggregator presents to extension API servers (signed "
+                "by their --requestheader-client-ca-file)")
+    options.add("proxy-client-key-file", Path(load_default="", validate=pem_private_key),
+                "private key of --proxy-client-cert-file")
+
+
+def check_proxy_client_pair(config) -> list[str]:
+    """Both of --proxy-client-cert-file and --proxy-client-key-file, or neither; they match."""
+    cert, key = config.proxy_client_cert_file, config.proxy_client_key_file
+    if ("proxy-client-cert-file" in config.given and not cert) or (
+            "proxy-client-key-file" in config.given and not key):
+        return []  # an unreadable file was reported already
+    if bool(cert) != bool(key):
+        missing, given = (("--proxy-client-key-file", "--proxy-client-cert-file") if cert
+                          else ("--proxy-client-cert-file", "--proxy-client-key-file"))
+        return [f"{missing}: required when {given} is set"]
+    if not cert:
+        return []
+    import ssl  # the standard library's: no cryptography in the workers
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key)
+    except ssl.SSLError:
+        return [f"--proxy-client-key-file: {key} does not match the certificate in {cert}"]
+    return []
+
+
+@hookimpl
 def kapiserver_delegates(config):
+    errors = check_proxy_client_pair(config)
+    if errors:
+        raise ConfigError(errors)
     return {DELEGATE: AggregatorDelegate}
 
 

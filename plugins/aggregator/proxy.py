@@ -17,7 +17,6 @@ import collections
 import hashlib
 import http.client
 import logging
-import os
 import socket
 import ssl
 import threading
@@ -83,7 +82,7 @@ class Backend:
         with self.lock:
             while self.idle:
                 conn, where = self.idle.pop()
-                if where == address:
+                if where == address and not _closed_by_peer(conn):
                     return conn
                 conn.close()
         return BackendConnection(address, self.server_name, self.context)
@@ -99,6 +98,21 @@ class Backend:
         with self.lock:
             while self.idle:
                 self.idle.pop()[0].close()
+
+
+def _closed_by_peer(conn) -> bool:
+    """True when an idle connection has something to read: the backend closed it (an
+    idle timeout: EOF or TLS close_notify), as Go's transport notices before reusing one."""
+    import select
+
+    sock = conn.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def backend_key(apiservice: dict, client_cert) -> str:
@@ -158,7 +172,8 @@ class ProxyHandler:
                     conn.putheader(key, value)
                 conn.endheaders(body)
                 return conn, conn.getresponse()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError,
+                    ssl.SSLEOFError):
                 conn.close()
                 if attempt:
                     raise
@@ -168,6 +183,9 @@ class ProxyHandler:
 
     def _stream(self, conn, response):
         done = False
+        # An empty first chunk sends the headers now: a watch with nothing to report yet
+        # is established for the client (upstream's proxy flushes at once too).
+        yield b""
         try:
             while True:
                 chunk = response.read1(CHUNK)
@@ -187,9 +205,7 @@ class ProxyHandler:
 
 
 def client_certificate(config):
-    """The aggregator's client certificate for backends (``--proxy-client-*-file``)."""
-    cert = getattr(config, "proxy_client_cert_file", "") or ""
-    key = getattr(config, "proxy_client_key_file", "") or ""
-    if cert and key and os.path.exists(cert) and os.path.exists(key):
-        return cert, key
-    return None
+    """The aggregator's client certificate for backends (``--proxy-client-*-file``, a pair
+    the options check), or ``None``."""
+    cert, key = config.proxy_client_cert_file, config.proxy_client_key_file
+    return (cert, key) if cert and key else None

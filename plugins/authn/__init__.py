@@ -1,14 +1,23 @@
-"""Built-in authenticators: x509 client certificates, static token file, service-account
-tokens, the token webhook, anonymous."""
+"""Built-in authenticators: a front proxy's request headers, x509 client certificates,
+static token file, service-account tokens, the token webhook (or, for an extension server,
+TokenReview on the main server), anonymous."""
 
 from marshmallow import ValidationError, fields
 
+from kapiserver.errors import ConfigError
 from kapiserver.plugin_manager import hookimpl
-from kapiserver.options.types import (CommaList, Duration, Path, pem_private_key,
+from kapiserver.options.types import (CommaList, Duration, Path, http_header_names,
+                                      kubeconfig_file, pem_certificates, pem_private_key,
                                       readable_file)
 
 from .anonymous import AnonymousAuthenticator
+from .requestheader import (DEFAULT_EXTRA_PREFIXES, DEFAULT_GROUP_HEADERS,
+                            DEFAULT_USERNAME_HEADERS)
 from .tokenfile import TokenFileAuthenticator, validate_token_file
+
+#: Upstream's ``DelegatingAuthenticationOptions.CacheTTL``: an extension server caches
+#: the main server's TokenReview answers briefly.
+DELEGATED_TOKEN_CACHE_TTL = 10.0
 
 
 def _x509(server):
@@ -31,6 +40,19 @@ def _webhook(server):
     from .webhook import WebhookTokenAuthenticator
 
     return WebhookTokenAuthenticator.from_config(server.config)
+
+
+def _requestheader(server):
+    # pyOpenSSL loads with the first client certificate, in the worker.
+    from . import delegated
+    from .requestheader import RequestHeaderAuthenticator, RequestHeaderSettings
+
+    config = server.config
+    if config.requestheader_client_ca_file:
+        return RequestHeaderAuthenticator(RequestHeaderSettings.from_options(config))
+    settings = delegated.requestheader_settings(config)
+    # None: the main server named no front proxy (or the lookup was tolerated to fail).
+    return RequestHeaderAuthenticator(settings) if settings is not None else None
 
 
 def _public_key_files(paths):
@@ -70,21 +92,73 @@ def kapiserver_add_options(options):
                 "kubeconfig of a remote service that authenticates bearer tokens "
                 "(TokenReview v1)")
     options.add("authentication-token-webhook-cache-ttl", Duration(load_default=120.0),
-                "how long the token webhook's answers are cached (e.g. 2m, 30s)")
+                "how long the token webhook's answers are cached (e.g. 2m, 30s); 10s by "
+                "default with --authentication-kubeconfig, as upstream's extension servers")
+    options.add("requestheader-client-ca-file", Path(load_default="", validate=pem_certificates),
+                "CA bundle verifying the client certificates of front proxies (the main "
+                "server's aggregator) before the users in --requestheader-username-headers "
+                "are believed")
+    options.add("requestheader-allowed-names", CommaList(fields.String(), load_default=list),
+                "common names of the front-proxy client certificates allowed to state users "
+                "in headers; empty: any certificate --requestheader-client-ca-file verifies")
+    options.add("requestheader-username-headers",
+                CommaList(fields.String(), load_default=lambda: list(DEFAULT_USERNAME_HEADERS),
+                          validate=http_header_names),
+                "request headers to inspect for usernames, in order")
+    options.add("requestheader-group-headers",
+                CommaList(fields.String(), load_default=lambda: list(DEFAULT_GROUP_HEADERS),
+                          validate=http_header_names),
+                "request headers to inspect for groups")
+    options.add("requestheader-extra-headers-prefix",
+                CommaList(fields.String(), load_default=lambda: list(DEFAULT_EXTRA_PREFIXES),
+                          validate=http_header_names),
+                "request header prefixes to inspect for user extras")
+    options.add("authentication-kubeconfig", Path(load_default="", validate=kubeconfig_file),
+                "kubeconfig of the main (core) API server, allowed to create tokenreviews: "
+                "bearer tokens are reviewed there, and its client CA and front-proxy settings "
+                "are read from its kube-system/extension-apiserver-authentication ConfigMap")
+    options.add("authentication-skip-lookup", fields.Boolean(load_default=False),
+                "do not read missing client CA and front-proxy settings from the main "
+                "server's ConfigMap (--authentication-kubeconfig)")
+    options.add("authentication-tolerate-lookup-failure", fields.Boolean(load_default=False),
+                "start even when the main server's ConfigMap cannot be read; no front proxy "
+                "is then believed")
+
+
+def token_webhook_cache_ttl(config) -> float:
+    """``--authentication-token-webhook-cache-ttl``, whose default depends on the role."""
+    if config.authentication_kubeconfig and \
+            "authentication-token-webhook-cache-ttl" not in getattr(config, "given", ()):
+        return DELEGATED_TOKEN_CACHE_TTL
+    return config.authentication_token_webhook_cache_ttl
+
+
+@hookimpl
+def kapiserver_client_ca_files(config):
+    from . import delegated
+
+    files = [config.requestheader_client_ca_file] if config.requestheader_client_ca_file else []
+    return files + delegated.prepare(config)
 
 
 @hookimpl
 def kapiserver_authenticators(config):
+    if config.authentication_kubeconfig and config.authentication_token_webhook_config_file:
+        raise ConfigError("--authentication-kubeconfig: reviews tokens on the main server; "
+                          "--authentication-token-webhook-config-file names another token "
+                          "webhook: set one of them")
     authenticators = {
         # Always on: the data dir's CA signs admin.kubeconfig's certificate.
         "x509": _x509,
     }
+    if config.requestheader_client_ca_file or config.authentication_kubeconfig:
+        authenticators["requestheader"] = _requestheader
     # Always on: the server always has a signing key (generated when not given).
     authenticators["serviceaccount"] = _serviceaccount
     if config.token_auth_file:
         authenticators["tokenfile"] = (
             lambda server: TokenFileAuthenticator.from_file(server.config.token_auth_file))
-    if config.authentication_token_webhook_config_file:
+    if config.authentication_token_webhook_config_file or config.authentication_kubeconfig:
         authenticators["webhook"] = _webhook
     if config.anonymous_auth:
         authenticators["anonymous"] = lambda server: AnonymousAuthenticator()

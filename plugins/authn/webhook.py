@@ -1,4 +1,5 @@
-"""Webhook token authentication (``--authentication-token-webhook-config-file``).
+"""Webhook token authentication (``--authentication-token-webhook-config-file``, or
+``--authentication-kubeconfig``: TokenReview on an extension server's main server).
 
 Upstream's ``plugin/pkg/authenticator/token/webhook``: the bearer token is sent in an
 ``authentication.k8s.io/v1`` TokenReview with the audiences it must be for; the answer
@@ -20,6 +21,8 @@ from .tokenfile import bearer_token
 
 log = logging.getLogger(__name__)
 
+TOKENREVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+
 
 def api_audiences(config) -> list[str]:
     """``--api-audiences``, by default the first service-account issuer (upstream's)."""
@@ -39,10 +42,26 @@ class WebhookTokenAuthenticator(Authenticator):
 
     @classmethod
     def from_config(cls, config) -> "WebhookTokenAuthenticator":
+        """The token webhook of ``--authentication-token-webhook-config-file``, or an
+        extension server's TokenReview on its main server (``--authentication-kubeconfig``).
+
+        The main server is asked as upstream's delegating authenticator asks it: with no
+        audiences unless ``--api-audiences`` is given, so that it checks its own.
+        """
+        from . import token_webhook_cache_ttl
+
+        material = os.path.join(config.data_dir, "webhooks")
+        if config.authentication_kubeconfig:
+            client = WebhookClient.from_kubeconfig(
+                config.authentication_kubeconfig, material, "authentication-kubeconfig"
+            ).for_path(TOKENREVIEWS)
+            audiences = (config.api_audiences
+                         if "api-audiences" in getattr(config, "given", ()) else [])
+            return cls(client, token_webhook_cache_ttl(config), audiences)
         client = WebhookClient.from_kubeconfig(
-            config.authentication_token_webhook_config_file,
-            os.path.join(config.data_dir, "webhooks"), "authentication-token-webhook-config-file")
-        return cls(client, config.authentication_token_webhook_cache_ttl, api_audiences(config))
+            config.authentication_token_webhook_config_file, material,
+            "authentication-token-webhook-config-file")
+        return cls(client, token_webhook_cache_ttl(config), api_audiences(config))
 
     def authenticate(self, request):
         token = bearer_token(request.headers)

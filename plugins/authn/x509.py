@@ -33,12 +33,26 @@ class X509Authenticator(Authenticator):
 
     @classmethod
     def from_config(cls, config) -> "X509Authenticator":
-        """The authenticator of a server whose TLS layer verifies client certificates
-        against exactly these CAs (the bundle ``serving.prepare_tls`` writes), with
-        OpenSSL's client-purpose check of the extended key usage: a certificate the
-        handshake accepted needs no second check, so pyOpenSSL and ``cryptography`` are
-        only loaded for one that comes without the handshake's verdict."""
-        return _LazyCAs(config)
+        """The authenticator of a server: it trusts the data dir's CA and
+        ``--client-ca-file`` (or, for an extension server, the main server's client CA).
+
+        The TLS layer verifies client certificates against the bundle
+        ``serving.prepare_tls`` writes, with OpenSSL's client-purpose check of the extended
+        key usage. When that bundle holds exactly these CAs, a certificate the handshake
+        accepted needs no second check, so pyOpenSSL and ``cryptography`` are only loaded
+        for one that comes without the handshake's verdict. When the handshake trusts more
+        (the request-header CA), every certificate is verified again here: a front proxy's
+        certificate must not authenticate as its CN.
+        """
+        from . import delegated
+
+        files = [os.path.join(config.data_dir, "pki", "ca.crt")]
+        client_ca = (getattr(config, "client_ca_file", "") or
+                     delegated.client_ca_file(config))
+        if client_ca:
+            files.append(client_ca)
+        bundle = os.path.join(config.data_dir, "pki", "client-ca-bundle.crt")
+        return _LazyCAs(files, handshake_verified=_pem_blocks([bundle]) <= _pem_blocks(files))
 
     def authenticate(self, request):
         if self.handshake_verified and request.peer_certificate_info is not None:
@@ -58,23 +72,9 @@ class X509Authenticator(Authenticator):
         return user
 
     def _verify(self, der: bytes, now) -> tuple[UserInfo | None, datetime.datetime]:
-        from cryptography import x509 as cx509
-        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-        from OpenSSL import crypto
+        from cryptography.x509.oid import NameOID
 
-        cert = crypto.load_certificate(crypto.FILETYPE_ASN1, der)
-        try:
-            crypto.X509StoreContext(self.store, cert).verify_certificate()
-        except crypto.X509StoreContextError as err:
-            raise AuthenticationError(f"x509: certificate verification failed: {err}") from None
-        parsed = cert.to_cryptography()
-        try:
-            usages = parsed.extensions.get_extension_for_class(cx509.ExtendedKeyUsage).value
-        except cx509.ExtensionNotFound:
-            usages = None
-        if usages is not None and ExtendedKeyUsageOID.CLIENT_AUTH not in usages and \
-                ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE not in usages:
-            raise AuthenticationError("x509: certificate specifies an incompatible key usage")
+        parsed = verify_client_certificate(self.store, der)
         subject = parsed.subject
         common_names = subject.get_attributes_for_oid(NameOID.COMMON_NAME)
         not_after = min(parsed.not_valid_after_utc, now + datetime.timedelta(minutes=10))
@@ -82,6 +82,59 @@ class X509Authenticator(Authenticator):
             return None, not_after
         groups = tuple(a.value for a in subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME))
         return UserInfo(str(common_names[0].value), "", groups), not_after
+
+
+def verify_client_certificate(store, der: bytes):
+    """Verify a DER client certificate against ``store`` (a pyOpenSSL ``X509Store``) and
+    its extended key usage for client authentication, as Go's ``x509.VerifyOptions{KeyUsages:
+    ClientAuth}``; return it as a ``cryptography`` certificate or raise
+    ``AuthenticationError``."""
+    from cryptography import x509 as cx509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+    from OpenSSL import crypto
+
+    cert = crypto.load_certificate(crypto.FILETYPE_ASN1, der)
+    try:
+        crypto.X509StoreContext(store, cert).verify_certificate()
+    except crypto.X509StoreContextError as err:
+        raise AuthenticationError(f"x509: certificate verification failed: {err}") from None
+    parsed = cert.to_cryptography()
+    try:
+        usages = parsed.extensions.get_extension_for_class(cx509.ExtendedKeyUsage).value
+    except cx509.ExtensionNotFound:
+        usages = None
+    if usages is not None and ExtendedKeyUsageOID.CLIENT_AUTH not in usages and \
+            ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE not in usages:
+        raise AuthenticationError("x509: certificate specifies an incompatible key usage")
+    return parsed
+
+
+def load_store(files):
+    """A pyOpenSSL ``X509Store`` of every certificate in the PEM ``files``."""
+    from OpenSSL import crypto
+
+    from kapiserver.options.types import load_pem_certificates
+
+    store = crypto.X509Store()
+    for path in files:
+        for cert in load_pem_certificates(path):
+            store.add_cert(cert)
+    return store
+
+
+def _pem_blocks(files) -> frozenset[bytes]:
+    """The certificates in PEM ``files``, as their base64 text (no parsing, no
+    ``cryptography``); a missing file holds none."""
+    blocks = set()
+    for path in files:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        for chunk in data.split(b"-----BEGIN CERTIFICATE-----")[1:]:
+            blocks.add(b"".join(chunk.split(b"-----END CERTIFICATE-----")[0].split()))
+    return frozenset(blocks)
 
 
 def user_from_subject(subject) -> UserInfo | None:
@@ -102,24 +155,14 @@ def user_from_subject(subject) -> UserInfo | None:
 class _LazyCAs(X509Authenticator):
     """``X509Authenticator.from_config``'s: the CA files are read when first needed."""
 
-    def __init__(self, config):
-        self.config = config
-        self.handshake_verified = True
+    def __init__(self, files, handshake_verified: bool):
+        self.files = list(files)
+        self.handshake_verified = handshake_verified
         self._cache = OrderedDict()
         self._store = None
 
     @property
     def store(self):
         if self._store is None:
-            from OpenSSL import crypto
-
-            from kapiserver.options.types import load_pem_certificates
-
-            store = crypto.X509Store()
-            files = [os.path.join(self.config.data_dir, "pki", "ca.crt")]
-            files += [self.config.client_ca_file] if self.config.client_ca_file else []
-            for path in files:
-                for cert in load_pem_certificates(path):
-                    store.add_cert(cert)
-            self._store = store
+            self._store = load_store(self.files)
         return self._store

@@ -1,4 +1,5 @@
-"""The ``Webhook`` authorization mode (``--authorization-webhook-config-file``).
+"""The ``Webhook`` authorization mode (``--authorization-webhook-config-file``, or
+``--authorization-kubeconfig``: SubjectAccessReview on an extension server's main server).
 
 Upstream's ``plugin/pkg/authorizer/webhook``: each decision is asked of a remote service
 as an ``authorization.k8s.io/v1`` SubjectAccessReview. ``allowed`` allows, ``denied``
@@ -6,6 +7,10 @@ denies, neither has no opinion (the next mode decides); ``status.reason`` is the
 Answers are cached, allowed ones for ``--authorization-webhook-cache-authorized-ttl``,
 the others for ``--authorization-webhook-cache-unauthorized-ttl``. When the webhook
 fails, the decision is "no opinion" (upstream answers 500 unless another mode allows).
+
+With ``--authorization-kubeconfig`` it is upstream's delegating authorizer: the reviews go
+to the main server's ``subjectaccessreviews``, and both kinds of answer are cached 10 s
+unless the TTL options say otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from kapiserver.authorization import Authorizer, Decision
 from kapiserver.webhookclient import TTLCache, WebhookClient, WebhookError
 
 log = logging.getLogger(__name__)
+
+SUBJECTACCESSREVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+#: Upstream's ``DelegatingAuthorizationOptions`` AllowCacheTTL and DenyCacheTTL.
+DELEGATED_CACHE_TTL = 10.0
 
 
 def review_spec(attributes) -> dict:
@@ -61,11 +70,23 @@ class WebhookAuthorizer(Authorizer):
 
     @classmethod
     def from_config(cls, config) -> "WebhookAuthorizer":
+        material = os.path.join(config.data_dir, "webhooks")
+        authorized = config.authorization_webhook_cache_authorized_ttl
+        unauthorized = config.authorization_webhook_cache_unauthorized_ttl
+        if getattr(config, "authorization_kubeconfig", ""):
+            client = WebhookClient.from_kubeconfig(
+                config.authorization_kubeconfig, material, "authorization-kubeconfig"
+            ).for_path(SUBJECTACCESSREVIEWS)
+            given = getattr(config, "given", ())
+            if "authorization-webhook-cache-authorized-ttl" not in given:
+                authorized = DELEGATED_CACHE_TTL
+            if "authorization-webhook-cache-unauthorized-ttl" not in given:
+                unauthorized = DELEGATED_CACHE_TTL
+            return cls(client, authorized, unauthorized)
         client = WebhookClient.from_kubeconfig(
-            config.authorization_webhook_config_file,
-            os.path.join(config.data_dir, "webhooks"), "authorization-webhook-config-file")
-        return cls(client, config.authorization_webhook_cache_authorized_ttl,
-                   config.authorization_webhook_cache_unauthorized_ttl)
+            config.authorization_webhook_config_file, material,
+            "authorization-webhook-config-file")
+        return cls(client, authorized, unauthorized)
 
     def authorize(self, attributes):
         spec = review_spec(attributes)

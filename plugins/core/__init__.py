@@ -2,16 +2,19 @@
 
 configmaps, namespaces, secrets, serviceaccounts (with the ``token`` subresource), events,
 endpoints and services; the services' cluster IPs and node ports come from
-``--service-cluster-ip-range`` and ``--service-node-port-range``.
+``--service-cluster-ip-range`` and ``--service-node-port-range``. At start, the
+``kube-system/extension-apiserver-authentication`` ConfigMap tells extension servers whom
+to trust.
 """
 
 from marshmallow import fields
 
-from kapiserver.options.types import Duration
+from kapiserver.options.types import Duration, Path, kubeconfig_file
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
 from . import services
+from .authentication_info import publish_authentication_info
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .endpoints import ENDPOINTS, EndpointsStrategy
 from .events import EVENTS, EventStrategy
@@ -47,6 +50,8 @@ class CoreV1(APIGroupInstaller):
         server.add_post_start_hook("start-system-namespaces-controller",
                                    ensure_system_namespaces)
         server.add_post_start_hook("bootstrap-controller", ensure_kubernetes_service)
+        server.add_post_start_hook("start-cluster-authentication-info-controller",
+                                   publish_authentication_info)
         return APIGroupInfo("", {"v1": {
             "configmaps": server.rest_handler(CONFIGMAPS, ConfigMapStrategy(CONFIGMAPS)),
             "namespaces": server.rest_handler(NAMESPACES, NamespaceStrategy(NAMESPACES)),
@@ -78,6 +83,9 @@ def kapiserver_add_options(options):
                 Duration(load_default=0.0, validate=validate_max_token_expiration),
                 "longest validity of a token TokenRequest issues; longer requests are "
                 "shortened to it (0: no limit)")
+    options.add("kubeconfig", Path(load_default="", validate=kubeconfig_file),
+                "kubeconfig of the main (core) API server, for an extension server: "
+                "NamespaceLifecycle checks the namespaces there (its user may get namespaces)")
     options.add("service-node-port-range",
                 fields.String(load_default=DEFAULT_NODE_PORTS, validate=validate_node_port_range),
                 "port range (low-high) from which NodePort and LoadBalancer services' node "

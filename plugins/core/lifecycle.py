@@ -1,7 +1,12 @@
 """NamespaceLifecycle admission and the system namespaces every server starts with."""
 
+import os
+
 from kapiserver import errors
 from kapiserver.admission import CREATE, DELETE, AdmissionPlugin
+
+#: Seconds a namespace read from the main server is believed (upstream reads an informer).
+REMOTE_NAMESPACE_TTL = 1.0
 
 #: Namespaces that exist from the start and may never be deleted (upstream's immortal set).
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -10,7 +15,9 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 class NamespaceLifecycle(AdmissionPlugin):
     """Refuse content in missing or terminating namespaces and deletion of system ones.
 
-    Upstream's ``plugin/pkg/admission/namespace/lifecycle``, with its messages.
+    Upstream's ``plugin/pkg/admission/namespace/lifecycle``, with its messages. The
+    namespaces are this server's, or, with ``--kubeconfig`` (an extension server), the
+    main server's, as an upstream extension server's informer reads them.
     """
 
     name = "NamespaceLifecycle"
@@ -18,6 +25,13 @@ class NamespaceLifecycle(AdmissionPlugin):
 
     def __init__(self, server):
         self.server = server
+        kubeconfig = server.config.get("kubeconfig")
+        self.remote = RemoteNamespaces(server.config) if kubeconfig else None
+
+    def _namespace(self, name: str) -> dict:
+        if self.remote is not None:
+            return self.remote.get(name)
+        return self.server.registries[("", "namespaces")].get("", name)
 
     def validate(self, attributes):
         spec = attributes.resource
@@ -29,10 +43,9 @@ class NamespaceLifecycle(AdmissionPlugin):
             return
         if not spec.namespaced:
             return
-        namespaces = self.server.registries[("", "namespaces")]
         namespace = attributes.namespace
         try:
-            obj = namespaces.get("", namespace)
+            obj = self._namespace(namespace)
         except errors.NotFound:
             raise errors.NotFound.for_object("", "namespaces", namespace) from None
         if (obj.get("status") or {}).get("phase") == "Terminating":
@@ -45,6 +58,36 @@ class NamespaceLifecycle(AdmissionPlugin):
                                         "message": f"namespace {namespace} is being terminated",
                                         "field": "metadata.namespace"}]
             raise error
+
+
+class RemoteNamespaces:
+    """The main server's namespaces, read through ``--kubeconfig`` (cached briefly)."""
+
+    def __init__(self, config):
+        from kapiserver.webhookclient import TTLCache, WebhookClient
+
+        self.client = WebhookClient.from_kubeconfig(
+            config.kubeconfig, os.path.join(config.data_dir, "webhooks"), "kubeconfig")
+        self.cache = TTLCache()
+
+    def get(self, name: str) -> dict:
+        from kapiserver.webhookclient import WebhookError
+
+        cached = self.cache.get(name)
+        if cached is not None:
+            namespace = cached[1]
+        else:
+            try:
+                namespace = self.client.for_path(f"/api/v1/namespaces/{name}").get()
+            except WebhookError as err:
+                if err.status_code != 404:
+                    raise errors.InternalError(f"unable to read namespace {name} on the main "
+                                               f"server: {err}") from None
+                namespace = None
+            self.cache.put(name, namespace, REMOTE_NAMESPACE_TTL)
+        if namespace is None:
+            raise errors.NotFound.for_object("", "namespaces", name)
+        return namespace
 
 
 def ensure_system_namespaces(server) -> None:

@@ -145,6 +145,27 @@ def test_client_ca_file_users_authenticate(kapiserver_factory, tmp_path):
     assert result.stdout == "ok"
 
 
+def test_a_ca_only_the_handshake_trusts_authenticates_nobody(kapiserver_factory, tmp_path):
+    # The probe plugin adds a CA to the handshake (kapiserver_client_ca_files) and trusts it
+    # for nothing else: the x509 authenticator verifies again, so a certificate from it is
+    # refused with upstream's 401 rather than admitted as its CN (a front proxy's CA).
+    import requests
+
+    from tests.conftest import PROBE_PLUGIN
+
+    other = PKI(str(tmp_path / "handshake-only"))
+    other.ensure_ca()
+    server = kapiserver_factory(plugins=[PROBE_PLUGIN],
+                                config={"probe-client-ca-file": other.ca_cert_file})
+    cert_pem, key_pem = other.issue_client_cert("mallory", ["system:masters"])
+    (tmp_path / "m.crt").write_bytes(cert_pem)
+    (tmp_path / "m.key").write_bytes(key_pem)
+    response = requests.get(server.url + "/version", verify=server.ca_file,
+                            cert=(str(tmp_path / "m.crt"), str(tmp_path / "m.key")), timeout=10)
+    assert_status(response, 401, "Unauthorized", "Unauthorized")
+    assert server.get(ECHO, user="dana").json()["user"]["name"] == "dana"
+
+
 def test_plugin_authenticator_is_in_the_union(server):
     body = server.get(ECHO, headers={"X-Probe-User": "prober"}).json()
     assert body["user"]["name"] == "prober"

@@ -39,6 +39,7 @@ def test_readyz_verbose_through_kubectl(server):
     assert result.stdout == ("[+]ping ok\n[+]log ok\n"
                              "[+]poststarthook/crd-informer-synced ok\n"
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
+                             "[+]poststarthook/start-cluster-authentication-info-controller ok\n"
                              "[+]poststarthook/rbac/bootstrap-roles ok\n"
                              "[+]poststarthook/bootstrap-controller ok\n"
                              "[+]poststarthook/start-kube-aggregator-informers ok\n"

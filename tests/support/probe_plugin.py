@@ -1,6 +1,7 @@
 """A plugin used by the tests: it implements every hook so each can be seen working.
 
-* options ``--probe-post-start-delay`` and ``--probe-audit-file``;
+* options ``--probe-post-start-delay``, ``--probe-audit-file`` and
+  ``--probe-client-ca-file`` (a CA the TLS handshake accepts, which no authenticator trusts);
 * authenticator ``probe`` (header ``X-Probe-User``), authorization mode ``ProbeDenyBob``;
 * admission plugin ``ProbeAdmission`` (off by default), audit backend ``probe-file``;
 * API group ``probe.kapiserver.test/v1`` with resources ``echoes`` (answers with the
@@ -41,6 +42,13 @@ def kapiserver_add_options(options):
                 "seconds installing the probe API group takes (a slow worker boot)")
     options.add("probe-controller-file", fields.String(load_default=""),
                 "file the probe controller appends its process id to at every sync")
+    options.add("probe-client-ca-file", fields.String(load_default=""),
+                "CA bundle added to the TLS handshake's (kapiserver_client_ca_files)")
+
+
+@hookimpl
+def kapiserver_client_ca_files(config):
+    return [config.probe_client_ca_file] if config.probe_client_ca_file else []
 
 
 class HeaderAuthenticator(Authenticator):
