@@ -10,6 +10,7 @@ arrives as DELETED, one entering it as ADDED.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 
@@ -18,6 +19,8 @@ from ..serialization import dumps_json
 from ..storage import ADDED, DELETED
 from ..storage.watchcache import TooOldResourceVersion
 from .watchsink import SocketSink, chunk, socket_of
+
+log = logging.getLogger(__name__)
 
 #: Upstream picks a timeout in [min-request-timeout, 2*min-request-timeout) (1800 s).
 MIN_REQUEST_TIMEOUT = 1800
@@ -212,7 +215,14 @@ class WatchStream:
                     return
                 events = watcher.get(min(remaining, BOOKMARK_INTERVAL, 1.0))
                 for event in events:
-                    change = self._transform(event)
+                    try:
+                        change = self._transform(event)
+                    except errors.StatusError as err:
+                        # An event this view cannot decode (a CRD's conversion webhook
+                        # failed): upstream logs it and ends the watch cleanly; the client
+                        # watches again from its last resourceVersion.
+                        log.warning("watch of %s ended: %s", self.spec.resource, err)
+                        return
                     if change is not None:
                         yield self._shared_line(event, *change)
                         self.last_sent = time.monotonic()
