@@ -9,6 +9,11 @@ upstream's backoff (0.5 s, ×1.5, 5 attempts) on connection failures, 429 and 5x
 The same kubeconfig may name an API server rather than a webhook (an extension server's
 ``--authentication-kubeconfig``): ``for_path`` addresses one of its paths, as client-go
 does with a ``rest.Config``.
+
+Connections are kept alive between calls. ``dial`` makes a client connect elsewhere than
+its URL's host while TLS still verifies that host (a Service's ``NAME.NAMESPACE.svc``,
+reached at an address of its endpoints). Failures are worded as Go's HTTP client and
+client-go word them (``webhookerrors``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import hashlib
 import logging
 import os
 import time
+import urllib.parse
 
 import yaml
 
@@ -52,13 +58,18 @@ class WebhookClient:
     """POST JSON to the server a kubeconfig describes; ``post(obj) -> dict``."""
 
     def __init__(self, url: str, verify, cert=None, token: str = "", retry_steps=RETRY_STEPS,
-                 retry_delay=RETRY_DELAY):
+                 retry_delay=RETRY_DELAY, dial=None, timeout: float = TIMEOUT):
+        """``dial()``, when given, returns the ``(host, port)`` to connect to for a call
+        (``LookupError`` when there is none); ``timeout`` bounds connecting and reading."""
         self.url = url
         self.verify = verify
         self.cert = cert
         self.token = token
         self.retry_steps = retry_steps
         self.retry_delay = retry_delay
+        self.dial = dial
+        self.timeout = timeout
+        self._session = None
 
     @classmethod
     def from_kubeconfig(cls, path: str, material_dir: str, option: str) -> "WebhookClient":
@@ -70,17 +81,8 @@ class WebhookClient:
 
         def material(file_key, data_key, suffix):
             if user_or_cluster.get(data_key):
-                data = base64.b64decode(user_or_cluster[data_key])
-                os.makedirs(material_dir, mode=0o700, exist_ok=True)
-                name = hashlib.sha256(data).hexdigest()[:16] + suffix
-                target = os.path.join(material_dir, name)
-                if not os.path.exists(target):
-                    fd = os.open(target + f".{os.getpid()}", os.O_WRONLY | os.O_CREAT |
-                                 os.O_TRUNC, 0o600)
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(data)
-                    os.replace(target + f".{os.getpid()}", target)
-                return target
+                return write_material(material_dir,
+                                      base64.b64decode(user_or_cluster[data_key]), suffix)
             value = user_or_cluster.get(file_key)
             return os.path.join(base, value) if value else None
 
@@ -112,33 +114,52 @@ class WebhookClient:
         its ``status_code``, e.g. 404)."""
         return self._call("GET", None)
 
+    def close(self) -> None:
+        """Close the connections kept alive."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
     def _call(self, method: str, obj) -> dict:
         import requests
+
+        from .webhookerrors import refusal, request_error
 
         headers = {"Accept": "application/json"}
         if obj is not None:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if self._session is None:
+            self._session = requests.Session()
+        target = urllib.parse.urlsplit(self.url)
+        address = (target.hostname or "", target.port or 443)
         delay, problem = self.retry_delay, None
         for attempt in range(self.retry_steps):
             if attempt:
                 time.sleep(delay)
                 delay *= RETRY_FACTOR
+            url = self.url
             try:
+                if self.dial is not None:
+                    address = self.dial()
+                    url = self._dial_url(target, address, headers)
                 # verify= per call: REQUESTS_CA_BUNDLE would override a session's.
-                response = requests.request(method, self.url, json=obj, headers=headers,
-                                            verify=self.verify, cert=self.cert,
-                                            timeout=TIMEOUT)
-            except requests.RequestException as err:
-                problem = f"{method.title()} {self.url!r}: {err}"
+                response = self._session.request(method, url, json=obj, headers=headers,
+                                                 verify=self.verify, cert=self.cert,
+                                                 timeout=self.timeout)
+            except (requests.RequestException, LookupError) as err:
+                problem = request_error(err, method, self.url, address, target.hostname or "",
+                                        self.verify)
                 continue
             if response.status_code == 429 or response.status_code >= 500:
-                problem = f"the server responded with the status code {response.status_code}"
+                problem = refusal(response.status_code, response.content,
+                                  response.headers.get("Content-Type", ""))
                 continue
             if not 200 <= response.status_code < 300:
-                raise WebhookError(f"the server responded with the status code "
-                                   f"{response.status_code}", response.status_code)
+                raise WebhookError(refusal(response.status_code, response.content,
+                                           response.headers.get("Content-Type", "")),
+                                   response.status_code)
             try:
                 answer = response.json()
             except ValueError as err:
@@ -147,6 +168,43 @@ class WebhookClient:
                 raise WebhookError("the webhook answered with no object")
             return answer
         raise WebhookError(problem or "no answer")
+
+    def _dial_url(self, target, address: tuple[str, int], headers: dict) -> str:
+        """The URL that connects to ``address`` with TLS verifying ``target``'s host (an
+        adapter per address, kept by the session with its connections)."""
+        host, port = address
+        netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        prefix = f"{target.scheme}://{netloc}/"
+        if prefix not in self._session.adapters:
+            self._session.mount(prefix, _server_name_adapter(target.hostname or ""))
+        headers["Host"] = target.netloc
+        return urllib.parse.urlunsplit((target.scheme, netloc, target.path, target.query, ""))
+
+
+def _server_name_adapter(server_name: str):
+    """A requests adapter whose connections' TLS server name (SNI and the name verified)
+    is ``server_name``."""
+    from requests.adapters import HTTPAdapter
+
+    class ServerNameAdapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            kwargs["server_hostname"] = server_name
+            super().init_poolmanager(*args, **kwargs)
+
+    return ServerNameAdapter()
+
+
+def write_material(material_dir: str, data: bytes, suffix: str) -> str:
+    """A file under ``material_dir`` holding ``data`` (named by its digest, written
+    atomically, readable only by this user), for libraries that read files."""
+    os.makedirs(material_dir, mode=0o700, exist_ok=True)
+    target = os.path.join(material_dir, hashlib.sha256(data).hexdigest()[:16] + suffix)
+    if not os.path.exists(target):
+        fd = os.open(target + f".{os.getpid()}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(target + f".{os.getpid()}", target)
+    return target
 
 
 def read_kubeconfig(path: str, option: str) -> tuple[dict, dict]:
