@@ -100,10 +100,16 @@ class WebhookClient:
         return cls(url, verify, (cert, key) if cert and key else None, token)
 
     def for_path(self, path: str) -> "WebhookClient":
-        """The same server, credentials and retries, at ``path`` below its URL (the
-        kubeconfig names an API server, ``path`` one of its resources)."""
-        return WebhookClient(self.url.rstrip("/") + path, self.verify, self.cert, self.token,
-                             self.retry_steps, self.retry_delay)
+        """The same server, credentials, retries and kept-alive connections, at ``path``
+        below its URL (the kubeconfig names an API server, ``path`` one of its resources)."""
+        import requests
+
+        client = WebhookClient(self.url.rstrip("/") + path, self.verify, self.cert, self.token,
+                               self.retry_steps, self.retry_delay, self.dial, self.timeout)
+        if self._session is None:
+            self._session = requests.Session()
+        client._session = self._session
+        return client
 
     def post(self, obj: dict) -> dict:
         """POST ``obj`` as JSON; return the decoded answer."""
