@@ -141,6 +141,8 @@ class CustomResourceStrategy(Strategy):
         self.schema = served.schema
         self.status_subresource = "status" in served.subresources
         self.converter = converter
+        # A conversion webhook is called while decoding: watches decode on their own.
+        self.remote_decode = converter.remote
         self.storage_api_version = storage_api_version
         self.list_types = list_types_for_schema(self.schema)
         self._rules = None
