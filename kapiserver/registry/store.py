@@ -402,6 +402,10 @@ class RegistryStore:
         elif expected != str(current.mod_revision):
             raise _conflict(self.spec, name, OBJECT_MODIFIED)
         old = self.decode(current.value, current.mod_revision)
+        # As upstream decodes a PUT body: defaulted before anything else looks at it.
+        self.strategy.apply_defaults(obj)
+        if manage is not None:
+            manage(obj, old)
         new = self._prepare_update(obj, old)
         if admit is not None:
             admit(new, old)

@@ -274,6 +274,15 @@ def test_managed_fields_match_upstream(api):
     assert managers["python-requests"] == {"f:data": {"f:b": {}},
                                            "f:metadata": {"f:labels": {"f:s": {}}}}
     assert managers["capture"]["f:data"] == {".": {}, "f:a": {}}
+    # A PUT records its writer too (kubectl replace, client-go Update).
+    current = api.get(f"{path}/owned", **ADMIN).json()
+    current["data"]["c"] = "3"
+    replaced = api.request("PUT", f"{path}/owned?fieldManager=replacer", json=current,
+                           **ADMIN).json()
+    managers = {e["manager"]: e for e in replaced["metadata"]["managedFields"]}
+    assert managers["replacer"]["operation"] == "Update"
+    assert managers["replacer"]["fieldsV1"] == {"f:data": {"f:c": {}}}
+    assert managers["capture"]["fieldsV1"]["f:data"] == {".": {}, "f:a": {}}
     # kubectl names itself; the system namespaces are kube-apiserver's.
     api.kubectl("label", "cm", "owned", "-n", "default", "k=v", check=True)
     owners = [e["manager"] for e in api.get(f"{path}/owned", **ADMIN).json()["metadata"]
