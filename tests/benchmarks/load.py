@@ -79,3 +79,11 @@ def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requ
         return 0.0, 0.0, 0.0, errors
     p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
     return len(latencies) / min(elapsed, duration + 1), p(0.50), p(0.99), errors
+
+
+def samples(url_host, port, path, ca, cert, key, duration: float,
+            max_requests: int = 200_000) -> tuple[list[float], int]:
+    """GET ``path`` on one keep-alive connection in this process for ``duration``; return
+    (latencies in seconds, errors): raw figures, to pool over several rounds."""
+    return _worker((url_host, port, path, ca, cert, key, 1, duration, max_requests, "GET", None,
+                    200))

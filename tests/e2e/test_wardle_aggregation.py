@@ -7,7 +7,6 @@ SubjectAccessReview). The main server runs RBAC and fronts the extension through
 APIService. Everything below is driven through the main server with kubectl.
 """
 
-import base64
 import json
 import os
 import time
@@ -16,95 +15,32 @@ import pytest
 import requests
 import yaml
 
-from kapiserver.pki import PKI
-from kapiserver.testing import KapiserverProcess, assert_status
+from kapiserver.testing import assert_status
 from tests.conftest import write_token_file
-
-ADMIN = dict(user="admin", groups=["system:masters"])
-APISERVICE = "v1alpha1.wardle.example.com"
-DELEGATED_MODE = "Webhook"
-
-
-def write(path, data: bytes) -> str:
-    with open(path, "wb") as f:
-        f.write(data)
-    return str(path)
+from tests.support.wardle import ADMIN, register, start_extension, start_main, wait_available
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
+    """The main server (RBAC, static tokens) and the wardle extension (its audit events in
+    ``extension.audit_file``, written by the probe plugin), routed by an APIService."""
     base = tmp_path_factory.mktemp("wardle-aggregation")
-    front = PKI(str(base / "front-proxy-pki"))
-    front.ensure_ca()
-    cert_pem, key_pem = front.issue_client_cert("front-proxy-client")
-    proxy_cert = write(base / "front-proxy-client.crt", cert_pem)
-    proxy_key = write(base / "front-proxy-client.key", key_pem)
     tokens = write_token_file(base / "tokens.csv")
-    main = KapiserverProcess(str(base / "main"), {
-        "authorization-mode": ["RBAC"], "token-auth-file": tokens,
-        "proxy-client-cert-file": proxy_cert, "proxy-client-key-file": proxy_key,
-        "requestheader-client-ca-file": front.ca_cert_file,
-        "requestheader-allowed-names": ["front-proxy-client"]}, workers=2).start()
+    main = start_main(str(base), {"authorization-mode": ["RBAC"], "token-auth-file": tokens})
     extension = None
     try:
-        # The extension server's own identity on the main server: allowed to review
-        # tokens and access (system:auth-delegator) and to read the front-proxy settings.
-        main.kubectl("create", "clusterrolebinding", "wardle:auth-delegator",
-                     "--clusterrole=system:auth-delegator", "--user=wardle-server", check=True)
-        main.kubectl("create", "rolebinding", "wardle:authentication-reader", "-n",
-                     "kube-system", "--role=extension-apiserver-authentication-reader",
-                     "--user=wardle-server", check=True)
-        # Its NamespaceLifecycle admission checks the main server's namespaces.
-        main.kubectl("create", "clusterrole", "wardle:namespace-reader", "--verb=get",
-                     "--resource=namespaces", check=True)
-        main.kubectl("create", "clusterrolebinding", "wardle:namespace-reader",
-                     "--clusterrole=wardle:namespace-reader", "--user=wardle-server",
-                     check=True)
-        kubeconfig = main.kubeconfig("wardle-server", groups=())
         audit = str(base / "wardle-audit.jsonl")
-        # The aggregator verifies the extension's certificate for the Service's name.
-        extension = KapiserverProcess(str(base / "wardle"), {
-            "tls-sans": ["wardle.default.svc"],
-            "authentication-kubeconfig": kubeconfig, "authorization-kubeconfig": kubeconfig,
-            "kubeconfig": kubeconfig,
-            "authorization-mode": [DELEGATED_MODE], "probe-audit-file": audit},
-            plugins=["kapiserver_plugins.wardle", "tests.support.probe_plugin"],
-            workers=2).start()
+        extension = start_extension(str(base), main, {"probe-audit-file": audit},
+                                    plugins=["tests.support.probe_plugin"])
         extension.audit_file = audit
-        with open(extension.ca_file, "rb") as f:
-            ca_bundle = base64.b64encode(f.read()).decode()
-        main.kubectl("apply", "-f", "-", check=True, input=yaml.safe_dump_all([
-            {"apiVersion": "v1", "kind": "Service",
-             "metadata": {"name": "wardle", "namespace": "default"},
-             "spec": {"type": "ExternalName", "externalName": "localhost"}},
-            {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-             "metadata": {"name": APISERVICE},
-             "spec": {"group": "wardle.example.com", "version": "v1alpha1",
-                      "groupPriorityMinimum": 1000, "versionPriority": 15,
-                      "caBundle": ca_bundle,
-                      "service": {"namespace": "default", "name": "wardle",
-                                  "port": extension.port}}}]))
+        register(main, extension)
         main.kubectl("create", "namespace", "demo", check=True)
-        main.front_proxy = (proxy_cert, proxy_key)
         wait_available(main, "True")
         yield main, extension
     finally:
         if extension is not None:
             extension.stop()
         main.stop()
-
-
-def wait_available(main, status: str, timeout: float = 20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        obj = main.get(f"/apis/apiregistration.k8s.io/v1/apiservices/{APISERVICE}",
-                       **ADMIN).json()
-        conditions = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
-        condition = conditions.get("Available", {})
-        if condition.get("status") == status:
-            return condition
-        assert time.monotonic() < deadline, condition
-        time.sleep(0.2)
 
 
 def flunder(name: str) -> str:
