@@ -194,6 +194,23 @@ class KapiserverProcess:
         return subprocess.run(command, capture_output=True, text=True, input=input,
                               check=check, timeout=timeout)
 
+    def wait_established(self, crd_name: str, timeout: float = 10) -> None:
+        """Wait until the CustomResourceDefinition ``crd_name`` is ``Established``.
+
+        A new CRD's ``status.conditions`` is null until the naming controller has run (on
+        kube-apiserver too), and ``kubectl wait`` fails at once on a null conditions list:
+        wait for the conditions, then let kubectl confirm the Established one.
+        """
+        path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd_name}"
+        deadline = time.monotonic() + timeout
+        while not ((self.get(path, user="admin", groups=["system:masters"]).json()
+                    .get("status") or {}).get("conditions")):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"CRD {crd_name} got no conditions within {timeout}s")
+            time.sleep(0.02)
+        self.kubectl("wait", "--for=condition=established", f"crd/{crd_name}",
+                     f"--timeout={max(1, int(deadline - time.monotonic()))}s", check=True)
+
     def python_client(self, user: str = "admin", groups=("system:masters",)):
         """An official ``kubernetes`` Python client ``ApiClient`` acting as ``user``."""
         from kubernetes import client

@@ -219,8 +219,7 @@ def test_crd_group_versions_get_local_apiservices(api):
                                       "type": "object",
                                       "x-kubernetes-preserve-unknown-fields": True}}}]}}
     api.kubectl("apply", "-f", "-", input=yaml.safe_dump(crd), check=True)
-    api.kubectl("wait", "--for=condition=established", "crd/knobs.crd.example.com",
-                "--timeout=10s", check=True)
+    api.wait_established("knobs.crd.example.com")
     want = transcript("apiservice-for-crd-group.json")["response"]["body"]
     deadline = time.monotonic() + 10
     while True:

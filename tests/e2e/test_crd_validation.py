@@ -112,8 +112,7 @@ def test_python_client_sees_the_causes(api):
 def test_updates_keep_the_name_and_established_scope(api):
     crd = manifest("widgets", "Widget")
     api.kubectl("apply", "-f", "-", input=yaml.safe_dump(crd), check=True)
-    api.kubectl("wait", "--for=condition=established", f"crd/widgets.{GROUP}", "--timeout=10s",
-                check=True)
+    api.wait_established(f"widgets.{GROUP}")
     changed = copy.deepcopy(crd)
     changed["spec"]["scope"] = "Cluster"
     changed["spec"]["names"]["plural"] = "gizmos"

@@ -73,15 +73,7 @@ def hook(tmp_path_factory):
 
 def install(api, manifest) -> None:
     api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
-    # kubectl wait fails on a CRD whose status.conditions is still null (as a new CRD's is
-    # until the naming controller runs, on kube-apiserver too): wait for them first.
-    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{manifest['metadata']['name']}"
-    deadline = time.monotonic() + 10
-    while not (api.get(path, **ADMIN).json().get("status") or {}).get("conditions"):
-        assert time.monotonic() < deadline, "the CRD never got conditions"
-        time.sleep(0.05)
-    api.kubectl("wait", "--for=condition=established",
-                f"crd/{manifest['metadata']['name']}", "--timeout=10s", check=True)
+    api.wait_established(manifest["metadata"]["name"])
 
 
 def path(plural: str, version: str, name: str = "") -> str:
