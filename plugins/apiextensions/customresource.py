@@ -28,6 +28,9 @@ from kapiserver.serialization import dumps_json, dumps_yaml
 VERBS = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+#: Schema errors after which CEL rules are not run (upstream's ``hasBlockingErr``).
+_BLOCKING = frozenset((ErrorType.TYPE_INVALID, ErrorType.NOT_SUPPORTED, ErrorType.REQUIRED,
+                       ErrorType.TOO_LONG, ErrorType.TOO_MANY))
 #: ObjectMeta's fields: anything else under ``metadata`` is an unknown field.
 OBJECT_META_FIELDS = frozenset((
     "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
@@ -187,8 +190,10 @@ class CustomResourceStrategy(Strategy):
         rules = self.rules
         if rules.empty:
             return errs
-        if any(e.type in (ErrorType.TYPE_INVALID, ErrorType.NOT_SUPPORTED) for e in errs):
-            # Rules would see values of the wrong type: upstream skips them, and says so.
+        if any(e.type in _BLOCKING for e in errs):
+            # The object lacks the shape the rules were written for (a wrong type, a missing
+            # or unsupported value, a size past its bound): upstream's hasBlockingErr skips
+            # the rules, and says so.
             errs.append(FieldError.invalid(None, None,
                                            "some validation rules were not checked because "
                                            "the object was invalid; correct the existing "

@@ -373,6 +373,16 @@ def test_cel_rules_and_transition_rules(api):
                                           "message": 'Invalid value: "object": size must not '
                                                      "exceed maxSize",
                                           "field": "spec"}]
+    # A required field missing: the rules are not run (upstream's hasBlockingErr).
+    response = api.request("POST", widgets_path(), json=widget("cel-none", color="red"),
+                           **ADMIN)
+    body = assert_status(response, 422, "Invalid")
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.size"},
+        {"reason": "FieldValueInvalid",
+         "message": "Invalid value: \"null\": some validation rules were not checked because "
+                    "the object was invalid; correct the existing errors to complete "
+                    "validation", "field": "<nil>"}]
     create(api, "cel", size=5)
     response = api.request("PATCH", widgets_path("cel"), data=b'{"spec":{"size":4}}',
                            headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
