@@ -51,8 +51,10 @@ class X509Authenticator(Authenticator):
                      delegated.client_ca_file(config))
         if client_ca:
             files.append(client_ca)
-        bundle = os.path.join(config.data_dir, "pki", "client-ca-bundle.crt")
-        return _LazyCAs(files, handshake_verified=_pem_blocks([bundle]) <= _pem_blocks(files))
+        # No bundle (no TLS layer prepared it): nothing vouches for the handshake.
+        handshake = _pem_blocks([os.path.join(config.data_dir, "pki", "client-ca-bundle.crt")])
+        return _LazyCAs(files, handshake_verified=bool(handshake) and
+                        handshake <= _pem_blocks(files))
 
     def authenticate(self, request):
         if self.handshake_verified and request.peer_certificate_info is not None:
