@@ -183,9 +183,11 @@ class ProxyHandler:
 
     def _stream(self, conn, response):
         done = False
-        # An empty first chunk sends the headers now: a watch with nothing to report yet
-        # is established for the client (upstream's proxy flushes at once too).
-        yield b""
+        if response.getheader("Content-Length") is None:
+            # A streamed answer: an empty first chunk sends the headers now, so that a
+            # watch with nothing to report yet is established for the client (upstream's
+            # proxy flushes at once too). A sized one goes out with its body.
+            yield b""
         try:
             while True:
                 chunk = response.read1(CHUNK)
