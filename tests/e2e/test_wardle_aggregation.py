@@ -78,6 +78,23 @@ def test_kubectl_through_the_main_server(servers):
         'flunder.wardle.example.com "f1" deleted\n'
 
 
+def test_the_python_client_through_the_main_server(servers):
+    from kubernetes import client
+
+    main, _ = servers
+    api = client.CustomObjectsApi(main.python_client())
+    created = api.create_namespaced_custom_object(
+        "wardle.example.com", "v1alpha1", "demo", "flunders",
+        {"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+         "metadata": {"name": "py"}, "spec": {"reference": "f0"}})
+    assert created["spec"] == {"reference": "f0", "referenceType": "Flunder"}
+    listed = api.list_namespaced_custom_object("wardle.example.com", "v1alpha1", "demo",
+                                               "flunders")
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["py"]
+    api.delete_namespaced_custom_object("wardle.example.com", "v1alpha1", "demo", "flunders",
+                                        "py")
+
+
 def test_fischers_ban_flunder_names(servers):
     main, _ = servers
     fischer = yaml.safe_dump({"apiVersion": "wardle.example.com/v1alpha1", "kind": "Fischer",
