@@ -21,6 +21,7 @@ import functools
 from typing import Any
 
 from ..apimachinery.field_errors import go_float, go_syntax
+from ..runtime.gotypes import go_type_name
 from .listtypes import ITEM, ListType, ListTypes, for_kind
 from .typed import ItemError, list_item_element
 
@@ -199,23 +200,6 @@ def go_value(value: Any) -> str:
     return str(value)
 
 
-def _type_name(value: Any) -> str:
-    # Go's %T of a decoded JSON value
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "<nil>"
-
-
 def validate(value: Any, node: Node) -> list[str]:
     """The errors of ``TypedValue.Validate`` for an applied config, each ``path: message``
     (``.data.x: expected string, got &value.valueUnstructured{Value:1}``)."""
@@ -277,7 +261,7 @@ def _scalar_error(shape: Shape, value: Any) -> str:
         return ""
     if scalar == "numeric" and (isinstance(value, bool) or
                                 not isinstance(value, (int, float))):
-        return f"expected numeric (int or float), got {_type_name(value)}"
+        return f"expected numeric (int or float), got {go_type_name(value)}"
     if scalar == "string" and not isinstance(value, str):
         return f"expected string, got &value.valueUnstructured{{Value:{go_syntax(value)}}}"
     if scalar == "boolean" and not isinstance(value, bool):

@@ -20,6 +20,7 @@ import jsonpatch
 import yaml
 
 from ..apimachinery.field_errors import go_float, go_quote
+from ..runtime.gotypes import json_kind
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -307,7 +308,7 @@ def decode_apply_patch(body: bytes) -> tuple[dict, list[str]]:
     obj = _string_keys(obj)
     if not isinstance(obj, dict):
         raise PatchError("error decoding YAML: error unmarshaling JSON: while decoding JSON: "
-                         f"json: cannot unmarshal {_json_type(obj)} into Go value of type "
+                         f"json: cannot unmarshal {json_kind(obj)} into Go value of type "
                          "map[string]interface {}")
     return obj, duplicates
 
@@ -330,13 +331,3 @@ def _key_text(key) -> str:
     if key is None:
         return "null"
     return str(key)
-
-
-def _json_type(value) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string"

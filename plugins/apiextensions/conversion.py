@@ -21,6 +21,8 @@ import json
 import logging
 import uuid
 
+from kapiserver.runtime.gotypes import go_type_name, json_kind
+
 log = logging.getLogger(__name__)
 
 REVIEW_GROUP = "apiextensions.k8s.io"
@@ -236,20 +238,8 @@ def _converted_objects(answer: dict, review_version: str, uid: str) -> list:
 def _expect(value, kind, field: str, go_type: str) -> None:
     """Go's JSON decoding error for a value of the wrong type."""
     if not isinstance(value, kind):
-        raise ValueError(f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+        raise ValueError(f"json: cannot unmarshal {json_kind(value)} into Go struct field "
                          f"{field} of type {go_type}")
-
-
-def _json_type(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else "null"
 
 
 def _checked(original: dict, converted, api_version: str, gvk: str, index) -> dict:
@@ -262,7 +252,7 @@ def _checked(original: dict, converted, api_version: str, gvk: str, index) -> di
             not converted.get("kind"):
         err = (f"Object 'Kind' is missing in '{json.dumps(converted, separators=(',', ':'))}'"
                if isinstance(converted, dict) else
-               f"json: cannot unmarshal {_json_type(converted)} into Go value of type "
+               f"json: cannot unmarshal {json_kind(converted)} into Go value of type "
                "map[string]interface {}")
         if index is None:
             raise ConversionError(err)
@@ -311,16 +301,15 @@ def _restore_object_meta(original: dict, converted: dict) -> None:
     from kapiserver.apimachinery.field_errors import FieldPath, aggregate_message
     from kapiserver.apimachinery.validation import validate_annotations, validate_labels
 
-    from .jsonpath.text import go_type
 
     if "metadata" not in converted:
         raise ValueError("missing metadata in converted object")
     answered = converted["metadata"]
     if not isinstance(answered, dict):
-        raise ValueError(f"invalid metadata of type {go_type(answered)} in converted object")
+        raise ValueError(f"invalid metadata of type {go_type_name(answered)} in converted object")
     meta = copy.deepcopy(original["metadata"]) if "metadata" in original else {}
     if not isinstance(meta, dict):
-        raise ValueError(f"invalid metadata of type {go_type(meta)} in input object")
+        raise ValueError(f"invalid metadata of type {go_type_name(meta)} in input object")
     converted["metadata"] = meta
     for field in ("labels", "annotations"):
         value = answered.get(field)
@@ -328,18 +317,18 @@ def _restore_object_meta(original: dict, converted: dict) -> None:
             meta.pop(field, None)
             continue
         if not isinstance(value, dict):
-            raise ValueError(f"invalid metadata.{field} of type {go_type(value)} in converted "
+            raise ValueError(f"invalid metadata.{field} of type {go_type_name(value)} in converted "
                              "object")
         before = meta.get(field)
         if before is not None and not isinstance(before, dict):
-            raise ValueError(f"invalid metadata.{field} of type {go_type(before)} in original "
+            raise ValueError(f"invalid metadata.{field} of type {go_type_name(before)} in original "
                              "object")
         before = before or {}
         changed = len(before) != len(value)
         for key, text in value.items():
             if not isinstance(text, str):
                 raise ValueError(f"metadata.{field}[{key}] must be a string, but is "
-                                 f"{go_type(text)} in converted object")
+                                 f"{go_type_name(text)} in converted object")
             changed = changed or before.get(key) != text
         if changed:
             errs = (validate_labels(value, FieldPath("metadata", "labels")) if field == "labels"

@@ -10,6 +10,7 @@ from kapiserver.apimachinery.validation import (decode_base64, is_config_map_key
 from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, age
 from kapiserver.registry.resource import ResourceSpec
 from kapiserver.registry.strategy import Strategy
+from kapiserver.runtime.gotypes import json_kind
 
 SECRETS = ResourceSpec(group="", version="v1", kind="Secret", resource="secrets",
                        singular="secret", namespaced=True, selectable_fields=("type",),
@@ -55,13 +56,13 @@ def decode_data(obj: dict) -> None:
     """
     data = obj.get("data")
     if data is not None and not isinstance(data, dict):
-        raise _decode_error("json: cannot unmarshal " + _json_type(data) + " into Go struct "
+        raise _decode_error("json: cannot unmarshal " + json_kind(data) + " into Go struct "
                             "field Secret.data of type map[string][]uint8")
     for value in (data or {}).values():
         if value is None:
             continue
         if not isinstance(value, str):
-            raise _decode_error(f"json: cannot unmarshal {_json_type(value)} into Go struct "
+            raise _decode_error(f"json: cannot unmarshal {json_kind(value)} into Go struct "
                                 "field Secret.data of type []uint8")
         try:
             decode_base64(value)
@@ -69,27 +70,15 @@ def decode_data(obj: dict) -> None:
             raise _decode_error(str(err)) from None
     string_data = obj.pop("stringData", None)
     if string_data is not None and not isinstance(string_data, dict):
-        raise _decode_error("json: cannot unmarshal " + _json_type(string_data) + " into Go "
+        raise _decode_error("json: cannot unmarshal " + json_kind(string_data) + " into Go "
                             "struct field Secret.stringData of type map[string]string")
     for key, value in (string_data or {}).items():
         if value is not None and not isinstance(value, str):
-            raise _decode_error(f"json: cannot unmarshal {_json_type(value)} into Go struct "
+            raise _decode_error(f"json: cannot unmarshal {json_kind(value)} into Go struct "
                                 "field Secret.stringData of type string")
         if obj.get("data") is None:
             obj["data"] = {}
         obj["data"][key] = base64.b64encode((value or "").encode()).decode()
-
-
-def _json_type(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _bytes(value) -> bytes:
@@ -112,7 +101,7 @@ def _go_json_object_error(raw: bytes) -> str | None:
         return f"invalid character {text[err.pos]!r} looking for beginning of value"
     if value is None or isinstance(value, dict):
         return None
-    return ("json: cannot unmarshal " + _json_type(value)
+    return ("json: cannot unmarshal " + json_kind(value)
             + " into Go value of type map[string]interface {}")
 
 

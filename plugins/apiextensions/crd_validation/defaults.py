@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from kapiserver import errors
+from kapiserver.runtime.gotypes import json_kind
 
 __all__ = ["set_defaults", "canonical_schema", "DecodeError"]
 
@@ -49,16 +50,6 @@ class DecodeError(Exception):
         return f"json: cannot unmarshal {self.value} into Go value of type {self.go_type}"
 
 
-def _json_name(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 class _Kind:
     """How one Go type decodes and re-encodes: ``check`` raises ``DecodeError`` (Struct and
     Field are filled in by the enclosing struct), ``convert`` returns the canonical value."""
@@ -68,7 +59,7 @@ class _Kind:
 
     def decode(self, value, path: tuple):
         if not self.accepts(value):
-            raise DecodeError(_json_name(value), self.go_type)
+            raise DecodeError(json_kind(value), self.go_type)
         return self.convert(value, path) if self.convert else value
 
     def zero(self):

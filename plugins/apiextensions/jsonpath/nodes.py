@@ -6,7 +6,9 @@ current values to the next ones as upstream's ``walk`` does, with the same error
 
 from __future__ import annotations
 
-from .text import go_print, go_type
+from kapiserver.runtime.gotypes import go_type_name
+
+from .text import go_print
 
 
 class JSONPathError(ValueError):
@@ -85,7 +87,7 @@ class ArrayNode:
             if value is None:
                 continue
             if not isinstance(value, list):
-                raise JSONPathError(f"{go_type(value)} is not array or slice", values)
+                raise JSONPathError(f"{go_type_name(value)} is not array or slice", values)
             length = len(value)
             first = start if start_known else 0
             if first < 0:

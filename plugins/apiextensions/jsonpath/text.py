@@ -60,20 +60,3 @@ def go_float_v(value: float) -> str:
     if point >= len(text):
         return prefix + text + "0" * (point - len(text))
     return f"{prefix}{text[:point]}.{text[point:]}"
-
-
-def go_type(value) -> str:
-    """Go's ``%T`` of a decoded JSON value."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "map[string]interface {}"
