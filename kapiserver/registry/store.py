@@ -90,8 +90,12 @@ class ItemCache:
             self.entries.move_to_end((kv.key, kv.mod_revision))
         return item
 
+    def encode(self, obj: dict) -> bytes:
+        """An item as a list holds it: without kind and apiVersion, no newline."""
+        return dumps_json({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})[:-1]
+
     def put(self, kv, obj: dict) -> bytes:
-        item = dumps_json({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})[:-1]
+        item = self.encode(obj)
         key = (kv.key, kv.mod_revision)
         if key not in self.entries:
             self.entries[key] = item

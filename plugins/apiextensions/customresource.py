@@ -344,16 +344,8 @@ class UnstructuredItemCache(ItemCache):
     """Items as Go writes unstructured objects: whole (kind and apiVersion included), keys
     sorted."""
 
-    def put(self, kv, obj: dict) -> bytes:
-        item = dumps_sorted(obj)[:-1]
-        key = (kv.key, kv.mod_revision)
-        if key not in self.entries:
-            self.entries[key] = item
-            self.size += len(item)
-            while self.size > self.max_bytes and self.entries:
-                _, dropped = self.entries.popitem(last=False)
-                self.size -= len(dropped)
-        return item
+    def encode(self, obj: dict) -> bytes:
+        return dumps_sorted(obj)[:-1]
 
 
 class CustomResourceStore(RegistryStore):
