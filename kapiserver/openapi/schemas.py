@@ -52,6 +52,17 @@ def builtin() -> dict:
     return {"definitions": definitions, "parameters": parameters}
 
 
+def read_definitions(path: str) -> dict:
+    """The definitions of a data file shaped as the shipped ones (``{"description": ...,
+    "definitions": {name: schema}}``).
+
+    A plugin keeps its kinds' upstream schemas as such a file, reads it when it installs
+    its groups and hands them over as ``ResourceSpec.openapi_definitions``.
+    """
+    with open(path) as f:
+        return json.load(f)["definitions"]
+
+
 def models(definitions: dict) -> dict:
     """``{(group, version, kind): definition name}`` of the kinds ``definitions`` describe."""
     index = {}

@@ -6,13 +6,16 @@ extension API server; the elected worker registers a local APIService for every 
 version served here and keeps every APIService's ``Available`` condition current.
 """
 
+import dataclasses
+
 from kapiserver.errors import ConfigError
 from kapiserver.options.types import Path, pem_certificates, pem_private_key
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 from kapiserver.server.delegation import InstalledGroupsDelegate
 
-from .apiservices import APISERVICES, APIServiceStatusStrategy, APIServiceStrategy
+from .apiservices import (APISERVICES, APIServiceStatusStrategy, APIServiceStrategy,
+                          openapi_definitions)
 
 DELEGATE = "aggregator"
 
@@ -57,10 +60,12 @@ class APIRegistrationV1(APIGroupInstaller):
     delegate = DELEGATE
 
     def install(self, server):
+        # Upstream's schemas, read when the group is installed (never at import).
+        spec = dataclasses.replace(APISERVICES, openapi_definitions=openapi_definitions())
         return APIGroupInfo(self.group, {"v1": {
-            "apiservices": server.rest_handler(APISERVICES, APIServiceStrategy(APISERVICES)),
+            "apiservices": server.rest_handler(spec, APIServiceStrategy(spec)),
             "apiservices/status": server.rest_handler(
-                APISERVICES, APIServiceStatusStrategy(APISERVICES), "status",
+                spec, APIServiceStatusStrategy(spec), "status",
                 verbs=("get", "patch", "update")),
         }})
 

@@ -1,17 +1,21 @@
-"""APIService objects (``apiregistration.k8s.io/v1``): defaults, validation and the table.
+"""APIService objects (``apiregistration.k8s.io/v1``): defaults, validation, the table and
+OpenAPI schemas.
 
 Upstream's ``kube-aggregator/pkg/apis/apiregistration`` validation and
 ``pkg/registry/apiservice``: the name is ``VERSION.GROUP``, priorities are bounded, a
 local APIService (no ``spec.service``) has neither ``caBundle`` nor
-``insecureSkipTLSVerify``, and only ``/status`` writes the conditions.
+``insecureSkipTLSVerify``, and only ``/status`` writes the conditions. The schemas are
+upstream's definitions (``openapi_definitions.json``, kube-apiserver v1.32's v3 form).
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import os
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath
+from kapiserver.openapi.schemas import read_definitions
 from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, age
 from kapiserver.registry.resource import ResourceSpec
 from kapiserver.registry.store import now_rfc3339
@@ -23,6 +27,10 @@ APISERVICES = ResourceSpec(group=GROUP, version="v1", kind="APIService", resourc
                            categories=("api-extensions",),
                            storage_version_hash="InPBPD7+PqM=")
 PREFIX = APISERVICES.key_prefix()
+#: Upstream's definitions of the APIService kinds
+#: (``io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService``, ...).
+OPENAPI_DEFINITIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "openapi_definitions.json")
 AVAILABLE = "Available"
 AUTOMANAGED_LABEL = "kube-aggregator.kubernetes.io/automanaged"
 
@@ -33,6 +41,12 @@ AVAILABLE_COLUMN = {"name": "Available", "type": "string", "format": "",
                     "description": "Whether this service is available.", "priority": 0}
 #: Upstream's APIService table declares its Age column as a string.
 STRING_AGE_COLUMN = dict(AGE_COLUMN, type="string")
+
+
+def openapi_definitions() -> dict:
+    """The definitions of ``APIService``, its list and every type under them, by upstream's
+    names (read from the data file on each call)."""
+    return read_definitions(OPENAPI_DEFINITIONS_FILE)
 
 
 def is_local(apiservice: dict) -> bool:

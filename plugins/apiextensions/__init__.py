@@ -6,6 +6,8 @@ established CRD, its custom resources: each worker follows the CRDs in the store
 CRD's name; the elected worker runs the naming, establishing and finalizer controllers.
 """
 
+import dataclasses
+
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 from kapiserver.server.delegation import InstalledGroupsDelegate
@@ -51,11 +53,15 @@ class APIExtensionsV1(APIGroupInstaller):
     delegate = DELEGATE
 
     def install(self, server):
+        from .openapi import crd_definitions
+
+        # Upstream's schemas, read when the group is installed (never at import).
+        spec = dataclasses.replace(CRDS, openapi_definitions=crd_definitions())
         return APIGroupInfo(self.group, {"v1": {
             "customresourcedefinitions": server.rest_handler(
-                CRDS, CRDStrategy(CRDS), registry_class=CRDRegistryStore),
+                spec, CRDStrategy(spec), registry_class=CRDRegistryStore),
             "customresourcedefinitions/status": server.rest_handler(
-                CRDS, CRDStatusStrategy(CRDS), "status", verbs=("get", "patch", "update")),
+                spec, CRDStatusStrategy(spec), "status", verbs=("get", "patch", "update")),
         }})
 
 

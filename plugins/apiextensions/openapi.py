@@ -1,14 +1,22 @@
-"""OpenAPI definitions of a CRD version, as upstream's ``builder.BuildOpenAPIV3`` makes them.
+"""OpenAPI definitions: the CRD kinds' own, and each CRD version's as upstream's
+``builder.BuildOpenAPIV3`` makes them.
 
-The kind's schema is the version's ``openAPIV3Schema`` with ``apiVersion``, ``kind`` and
-``metadata`` (ObjectMeta) added; the list kind wraps it. Names are the reversed group,
-the version and the kind (``com.example.capture.v1.Gadget``); references are in the v3
-form (``#/components/schemas/...``), which the server's builder also turns into v2.
+``crd_definitions`` reads upstream's definitions of ``CustomResourceDefinition`` and
+everything under it (``openapi_definitions.json``, kube-apiserver v1.32's v3 form).
+
+A CRD version's kind schema is the version's ``openAPIV3Schema`` with ``apiVersion``,
+``kind`` and ``metadata`` (ObjectMeta) added; the list kind wraps it. Names are the
+reversed group, the version and the kind (``com.example.capture.v1.Gadget``); references
+are in the v3 form (``#/components/schemas/...``), which the server's builder also turns
+into v2.
 """
 
 from __future__ import annotations
 
 import copy
+import os
+
+from kapiserver.openapi.schemas import read_definitions
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 API_VERSION = {"description": "APIVersion defines the versioned schema of this representation "
@@ -31,8 +39,18 @@ LIST_METADATA = {"description": "Standard list metadata. More info: https://git.
                                 "contributors/devel/sig-architecture/"
                                 "api-conventions.md#types-kinds",
                  "allOf": [{"$ref": f"#/components/schemas/{META}ListMeta"}]}
+#: Upstream's definitions of the CRD kinds (``io.k8s.apiextensions-apiserver.pkg.apis.
+#: apiextensions.v1.CustomResourceDefinition``, ``...JSONSchemaProps``, ...).
+CRD_DEFINITIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "openapi_definitions.json")
 #: Keywords of a CRD schema that OpenAPI documents leave out (upstream strips them).
 _DROPPED = ("x-kubernetes-validations",)
+
+
+def crd_definitions() -> dict:
+    """The definitions of ``CustomResourceDefinition``, its list and every type under them,
+    by upstream's names (read from the data file on each call)."""
+    return read_definitions(CRD_DEFINITIONS_FILE)
 
 
 def definition_name(group: str, version: str, kind: str) -> str:

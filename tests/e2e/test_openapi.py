@@ -469,3 +469,156 @@ def test_kubectl_applies_a_role_and_strict_validation_names_an_unknown_field(api
     assert strict.returncode == 1
     assert 'unknown field "rules[0].bogusRuleField"' in strict.stderr, strict.stderr
     assert kubectl(api, "get", "role", "strict-role").returncode == 1
+
+
+# -- apiextensions.k8s.io and apiregistration.k8s.io kinds ---------------------------------------
+
+CRD_MODEL = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+APISERVICE_MODEL = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1."
+CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.apply.example.com
+spec:
+  group: apply.example.com
+  names: {{plural: gizmos, singular: gizmo, kind: Gizmo, shortNames: [{short_names}]}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: integer}}
+"""
+
+
+def words(text: str) -> str:
+    """``text`` with its whitespace collapsed (kubectl explain wraps descriptions)."""
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("group_version,model,kinds", [
+    ("apiextensions.k8s.io/v1", CRD_MODEL, ("CustomResourceDefinition",
+                                            "CustomResourceDefinitionList")),
+    ("apiregistration.k8s.io/v1", APISERVICE_MODEL, ("APIService", "APIServiceList"))])
+def test_crd_and_apiservice_documents_carry_upstream_schemas(api, group_version, model, kinds):
+    group, version = group_version.split("/")
+    document = get(api, f"/openapi/v3/apis/{group_version}").json()
+    schemas = document["components"]["schemas"]
+    for kind in kinds:
+        assert schemas[model + kind]["x-kubernetes-group-version-kind"] == [
+            {"group": group, "kind": kind, "version": version}]
+        assert "x-kubernetes-preserve-unknown-fields" not in schemas[model + kind]
+    assert not [name for name, schema in schemas.items()
+                if schema.get("x-kubernetes-preserve-unknown-fields")]
+    resource = kinds[0].lower() + "s"
+    post = document["paths"][f"/apis/{group_version}/{resource}"]["post"]
+    assert post["requestBody"]["content"]["*/*"]["schema"] == {
+        "$ref": f"#/components/schemas/{model}{kinds[0]}"}
+    if group == "apiextensions.k8s.io":
+        spec = schemas[model + "CustomResourceDefinitionSpec"]
+        assert spec["required"] == ["group", "names", "scope", "versions"]
+        assert spec["properties"]["versions"]["x-kubernetes-list-type"] == "atomic"
+        assert spec["properties"]["versions"]["items"] == {"default": {}, "allOf": [
+            {"$ref": f"#/components/schemas/{model}CustomResourceDefinitionVersion"}]}
+        conditions = schemas[model + "CustomResourceDefinitionStatus"]["properties"][
+            "conditions"]
+        assert (conditions["x-kubernetes-list-type"], conditions["x-kubernetes-list-map-keys"]) \
+            == ("map", ["type"])
+        props = schemas[model + "JSONSchemaProps"]["properties"]
+        # Recursive, and the free-form wrappers carry only their description.
+        assert props["properties"]["additionalProperties"]["allOf"] == [
+            {"$ref": f"#/components/schemas/{model}JSONSchemaProps"}]
+        assert props["x-kubernetes-validations"]["x-kubernetes-patch-merge-key"] == "rule"
+        assert set(schemas[model + "JSON"]) == {"description"}
+        assert schemas[model + "CustomResourceDefinitionVersion"]["properties"]["served"][
+            "default"] is False
+    else:
+        spec = schemas[model + "APIServiceSpec"]
+        assert spec["required"] == ["groupPriorityMinimum", "versionPriority"]
+        assert spec["properties"]["caBundle"] == {
+            "description": "CABundle is a PEM encoded CA bundle which will be used to validate "
+                           "an API server's serving certificate. If unspecified, system trust "
+                           "roots on the apiserver are used.",
+            "type": "string", "format": "byte", "x-kubernetes-list-type": "atomic"}
+        conditions = schemas[model + "APIServiceStatus"]["properties"]["conditions"]
+        assert conditions["x-kubernetes-patch-strategy"] == "merge"
+        assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+
+
+def test_v2_document_has_crd_and_apiservice_definitions_in_swagger_form(api):
+    definitions = get(api, "/openapi/v2").json()["definitions"]
+    crd = definitions[CRD_MODEL + "CustomResourceDefinition"]
+    assert crd["properties"]["spec"] == {
+        "description": "spec describes how the user wants the resources to appear",
+        "$ref": f"#/definitions/{CRD_MODEL}CustomResourceDefinitionSpec"}
+    assert crd["x-kubernetes-group-version-kind"] == [
+        {"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition", "version": "v1"}]
+    apiservice = definitions[APISERVICE_MODEL + "APIService"]
+    assert apiservice["x-kubernetes-group-version-kind"] == [
+        {"group": "apiregistration.k8s.io", "kind": "APIService", "version": "v1"}]
+    assert "default" not in json.dumps(definitions[APISERVICE_MODEL + "APIServiceSpec"])
+    assert definitions[CRD_MODEL + "JSONSchemaProps"]["properties"]["not"] == {
+        "$ref": f"#/definitions/{CRD_MODEL}JSONSchemaProps"}
+
+
+def test_kubectl_explain_prints_upstream_crd_and_apiservice_docs(api):
+    schema = kubectl(api, "explain", "crd.spec.versions.schema")
+    assert schema.returncode == 0, schema.stderr
+    assert schema.stdout.startswith("GROUP:      apiextensions.k8s.io\n"
+                                    "KIND:       CustomResourceDefinition\n"
+                                    "VERSION:    v1\n\n"
+                                    "FIELD: schema <CustomResourceValidation>\n")
+    assert ("schema describes the schema used for validation, pruning, and defaulting of this "
+            "version of the custom resource. CustomResourceValidation is a list of validation "
+            "methods for CustomResources.") in words(schema.stdout)
+    assert "openAPIV3Schema\t<JSONSchemaProps>" in schema.stdout
+    short = kubectl(api, "explain", "customresourcedefinition.spec.names.shortNames")
+    assert short.returncode == 0, short.stderr
+    assert "KIND:       CustomResourceDefinition\n" in short.stdout
+    assert "FIELD: shortNames <[]string>\n" in short.stdout
+    assert ("shortNames are short names for the resource, exposed in API discovery documents, "
+            "and used by clients to support invocations like `kubectl get <shortname>`. It "
+            "must be all lowercase.") in words(short.stdout)
+    versions = kubectl(api, "explain", "crd.spec.versions")
+    for field in ("name\t<string> -required-", "served\t<boolean> -required-",
+                  "selectableFields\t<[]SelectableField>", "schema\t<CustomResourceValidation>"):
+        assert field in versions.stdout, field
+    priority = kubectl(api, "explain", "apiservice.spec.groupPriorityMinimum")
+    assert priority.returncode == 0, priority.stderr
+    assert priority.stdout.startswith("GROUP:      apiregistration.k8s.io\n"
+                                      "KIND:       APIService\n"
+                                      "VERSION:    v1\n\n"
+                                      "FIELD: groupPriorityMinimum <integer>\n")
+    assert ("GroupPriorityMinimum is the priority this group should have at least. Higher "
+            "priority means that the group is preferred by clients over lower priority ones."
+            ) in words(priority.stdout)
+    spec = kubectl(api, "explain", "apiservice.spec")
+    assert "groupPriorityMinimum\t<integer> -required-" in spec.stdout
+    assert "service\t<ServiceReference>" in spec.stdout
+
+
+def test_kubectl_applies_a_crd_twice_without_falling_back(api):
+    created = kubectl(api, "apply", "-f", "-", input=CRD.format(short_names="gz"))
+    assert created.stdout == ("customresourcedefinition.apiextensions.k8s.io/"
+                              "gizmos.apply.example.com created\n"), created.stderr
+    same = kubectl(api, "apply", "-f", "-", input=CRD.format(short_names="gz"))
+    assert same.stdout.endswith(" unchanged\n"), same.stderr
+    changed = kubectl(api, "apply", "-f", "-", "-v=6",
+                      input=CRD.format(short_names="gz, gzm"))
+    assert changed.returncode == 0, changed.stderr
+    assert changed.stdout.endswith("gizmos.apply.example.com configured\n")
+    # kubectl found the fields it merges in the schema: no "unable to find api field".
+    assert "warning" not in changed.stderr.lower() and "W1" not in changed.stderr
+    quiet = kubectl(api, "apply", "-f", "-", input=CRD.format(short_names="gz, gzm, gzmo"))
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    names = kubectl(api, "get", "crd", "gizmos.apply.example.com", "-o",
+                    "jsonpath={.spec.names.shortNames}")
+    assert json.loads(names.stdout) == ["gz", "gzm", "gzmo"]
+
