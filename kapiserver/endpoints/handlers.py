@@ -6,6 +6,7 @@ encodes answers as JSON, YAML or a ``meta.k8s.io/v1`` Table as the client asks.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import yaml
@@ -219,7 +220,21 @@ class RESTHandler:
         """Drop the fields ``obj``'s kind does not have; return their paths (``spec.x``)."""
         from ..runtime.unknown_fields import unknown_fields
 
-        return unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
+        found = unknown_fields(obj, self.spec.api_version, self.spec.kind, prune=True)
+        if found is None and self.schema_fields is not None:
+            found = self.schema_fields.unknown_fields(obj, prune=True)
+        return found
+
+    @functools.cached_property
+    def schema_fields(self):
+        """The fields of a kind the protobuf tables lack, from the OpenAPI definitions its
+        spec brings (``None`` without them: such a kind keeps every field). Built on first
+        use."""
+        from ..openapi.schemas import kind_definitions
+        from ..runtime.unknown_fields import SchemaFields
+
+        described = kind_definitions(self.spec)
+        return None if described is None else SchemaFields(*described)
 
     def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors) -> None:
         """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown

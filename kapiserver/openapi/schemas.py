@@ -63,6 +63,18 @@ def read_definitions(path: str) -> dict:
         return json.load(f)["definitions"]
 
 
+def kind_definitions(spec) -> tuple[dict, str] | None:
+    """What describes the kind of ``spec`` (a ``ResourceSpec``) that brings its own schema:
+    ``(definitions, name)``, the kind's definition name and every definition it reaches
+    (its own and the shipped ones, such as ObjectMeta); ``None`` for a kind without one."""
+    own = spec.openapi_definitions
+    name = spec.openapi_model or models(own).get((spec.group, spec.version, spec.kind))
+    if name not in own:
+        return None
+    pool = {**builtin()["definitions"], **own}
+    return {key: pool[key] for key in reachable([name], pool)}, name
+
+
 def models(definitions: dict) -> dict:
     """``{(group, version, kind): definition name}`` of the kinds ``definitions`` describe."""
     index = {}

@@ -16,7 +16,9 @@ class ResourceSpec:
 
     ``openapi_definitions`` and ``openapi_model`` give ``/openapi/v2`` and ``/openapi/v3``
     the schema of a kind kapiserver does not ship (built-in kinds need neither); a
-    resource without one is described as an object that keeps unknown fields.
+    resource without one is described as an object that keeps unknown fields. The same
+    schema decides which fields the kind has (``fieldValidation``: unknown ones are dropped,
+    warned about or refused) unless the protobuf tables know the kind.
     """
 
     group: str

@@ -622,3 +622,30 @@ def test_kubectl_applies_a_crd_twice_without_falling_back(api):
                     "jsonpath={.spec.names.shortNames}")
     assert json.loads(names.stdout) == ["gz", "gzm", "gzmo"]
 
+
+def test_kubectl_strict_validation_refuses_an_unknown_crd_field(api):
+    manifest = CRD.replace("gizmos", "doodads").replace("Gizmo", "Doodad").replace(
+        "gizmo", "doodad").format(short_names="dd") + "  bogus: 1\n"
+    created = kubectl(api, "apply", "--validate=strict", "-f", "-", input=manifest)
+    assert created.returncode == 1
+    assert ('Error from server (BadRequest): error when creating "STDIN": '
+            'CustomResourceDefinition in version "v1" cannot be handled as a '
+            'CustomResourceDefinition: strict decoding error: unknown field "spec.bogus"'
+            ) in created.stderr, created.stderr
+    assert kubectl(api, "get", "crd", "doodads.apply.example.com").returncode == 1
+    # On an existing CRD the patch is refused the same way, and nothing changes.
+    good = manifest.replace("  bogus: 1\n", "")
+    assert kubectl(api, "apply", "-f", "-", input=good).returncode == 0
+    patched = kubectl(api, "apply", "--validate=strict", "-f", "-", input=manifest.replace(
+        "openAPIV3Schema:\n", "openAPIV3Schema:\n        typo: x\n"))
+    assert patched.returncode == 1
+    assert 'error when patching "STDIN": strict decoding error: unknown field' \
+        in patched.stderr, patched.stderr
+    for path in ("spec.bogus", "spec.versions[0].schema.openAPIV3Schema.typo"):
+        assert f'unknown field "{path}"' in patched.stderr
+    warned = kubectl(api, "apply", "--validate=warn", "-f", "-", input=manifest)
+    assert warned.returncode == 0, warned.stderr
+    assert 'Warning: unknown field "spec.bogus"' in warned.stderr
+    stored = json.loads(kubectl(api, "get", "crd", "doodads.apply.example.com",
+                                "-o", "json").stdout)
+    assert "bogus" not in stored["spec"]

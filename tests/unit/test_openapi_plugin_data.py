@@ -2,6 +2,7 @@
 complete, named and shaped as kube-apiserver v1.32 serves them, packaged, and handed to
 the server through ``ResourceSpec.openapi_definitions``."""
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -81,6 +82,17 @@ def test_upstream_specifics_survive():
     spec = aggregator[APISERVICE + "APIServiceSpec"]["properties"]
     assert spec["versionPriority"]["default"] == 0 and "default" not in spec["group"]
     assert "required" not in aggregator[APISERVICE + "APIService"]
+
+
+@pytest.mark.parametrize("load,spec,prefix,count,package,path", PLUGINS)
+def test_kind_definitions_reach_the_shipped_meta_types(load, spec, prefix, count, package, path):
+    described = schemas.kind_definitions(dataclasses.replace(spec, openapi_definitions=load()))
+    assert described is not None
+    definitions, name = described
+    assert name == prefix + spec.kind
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in definitions
+    assert prefix + spec.list_kind not in definitions  # only what the kind itself reaches
+    assert schemas.kind_definitions(spec) is None  # the module constant brings none
 
 
 @pytest.mark.parametrize("load,spec,prefix,count,package,path", PLUGINS)
