@@ -227,9 +227,13 @@ class WatchCache:
             self.watchers.discard(watcher)
 
     def close(self) -> None:
+        """End every watcher and stop the feed; once this returns the store is not in use
+        by the cache (closing a SQLite connection a thread still reads crashes)."""
         self.stopped = True
         self.wake.set()
         with self.lock:
             watchers = list(self.watchers)
         for watcher in watchers:
             watcher.close("the server is shutting down")
+        if threading.current_thread() is not self.thread:
+            self.thread.join(10)
