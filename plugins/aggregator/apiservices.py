@@ -153,6 +153,8 @@ class APIServiceStrategy(Strategy):
 
     has_generation = False
     status_subresource = True
+    #: ``APIServiceStatus.Conditions``: ``patchStrategy:"merge" patchMergeKey:"type"``.
+    merge_keys = {"status.conditions": "type"}
 
     def apply_defaults(self, obj):
         service = (obj.get("spec") or {}).get("service")

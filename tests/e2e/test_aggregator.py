@@ -237,3 +237,16 @@ def test_crd_group_versions_get_local_apiservices(api):
     while api.get(f"{APISERVICES}/v1.crd.example.com", **ADMIN).status_code != 404:
         assert time.monotonic() < deadline, "the CRD's APIService stayed"
         time.sleep(0.2)
+
+
+def test_strategic_merge_patch_merges_status_conditions_by_type(api):
+    name = "v1.coordination.k8s.io"
+    patch = {"status": {"conditions": [{"type": "Audited", "status": "True",
+                                        "reason": "Checked", "message": "by a test",
+                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+    response = api.request("PATCH", f"{APISERVICES}/{name}/status", data=json.dumps(patch),
+                           headers={"Content-Type": "application/strategic-merge-patch+json"},
+                           **ADMIN)
+    assert response.status_code == 200, response.text
+    kinds = [c["type"] for c in response.json()["status"]["conditions"]]
+    assert kinds == ["Available", "Audited"]
