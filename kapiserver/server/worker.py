@@ -2,8 +2,10 @@
 
 Each connection is a greenlet, not a thread: an idle watch costs a few KiB, and
 ``--worker-connections`` (default 10,000) bounds them per worker. On SIGTERM the worker
-stops accepting, tells the ``APIServer`` to end long-running requests, and lets in-flight
-requests finish within ``--shutdown-grace-period``.
+stops accepting, tells the ``APIServer`` to end long-running requests, closes the kept-alive
+connections that wait for their next request (as Go's ``Server.Shutdown`` does: otherwise
+each would hold the worker for the keep-alive timeout), and lets in-flight requests finish
+within ``--shutdown-grace-period``.
 
 The WSGI environ joins a header sent several times into one value (``a,b``); the app
 also gets the headers as sent, in ``environ["kapiserver.raw_headers"]`` (a list of
@@ -30,6 +32,20 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
 class KapiserverWorker(GeventWorker):
     """gunicorn's gevent worker, plus telling the server that shutdown has begun."""
 
+    def init_process(self):
+        #: The connections waiting for their next request (``IdleWait``).
+        self.idle: set[IdleWait] = set()
+        super().init_process()
+
+    def timeout_ctx(self):
+        # gunicorn waits for each request of a kept-alive connection inside this context.
+        return IdleWait(self)
+
+    def close_idle(self) -> None:
+        """End every connection that waits for its next request (shutdown has begun)."""
+        for wait in list(self.idle):
+            wait.cut()
+
     def _server(self):
         # The app may not be built yet: SIGTERM can arrive while the worker boots.
         app = getattr(self, "wsgi", None)
@@ -52,6 +68,7 @@ class KapiserverWorker(GeventWorker):
             # Out of the signal handler: setting an Event may need the hub.
             gevent.spawn(server.begin_shutdown)
         super().handle_exit(sig, frame)
+        gevent.get_hub().loop.run_callback(self.close_idle)
 
     def load_wsgi(self):
         super().load_wsgi()
@@ -69,6 +86,36 @@ class KapiserverWorker(GeventWorker):
             return super().handle_request(listener_name, req, sock, addr)
         finally:
             self._current.headers = None
+
+
+class IdleWait:
+    """The wait for a connection's next request: gunicorn's keep-alive timeout, which
+    shutdown cuts short (``KapiserverWorker.close_idle``)."""
+
+    __slots__ = ("worker", "timeout", "greenlet")
+
+    def __init__(self, worker):
+        self.worker = worker
+        # A connection that becomes idle once shutdown has begun is closed at once.
+        self.timeout = gevent.Timeout(worker.cfg.keepalive if worker.alive else 0.001, False)
+        self.greenlet = None
+
+    def __enter__(self):
+        self.greenlet = gevent.getcurrent()
+        self.timeout.start()
+        self.worker.idle.add(self)
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        self.worker.idle.discard(self)
+        # The timeout expiring (or cut) leaves the request None: gunicorn closes.
+        return self.timeout.__exit__(kind, value, traceback)
+
+    def cut(self) -> None:
+        """Expire the wait now; called from the hub, so the greenlet is parked in it."""
+        if self in self.worker.idle:
+            self.worker.idle.discard(self)
+            self.greenlet.throw(self.timeout)
 
 
 class _RawHeaders:

@@ -92,6 +92,24 @@ def test_new_connections_refused_after_sigterm(kapiserver_factory):
     assert server.process.wait(30) == 0
 
 
+def test_sigterm_closes_idle_kept_alive_connections_at_once(kapiserver_factory):
+    server = kapiserver_factory(workers=2)
+    sessions = []
+    for _ in range(8):  # kept-alive connections, idle, on both workers
+        session = requests.Session()
+        cert = server.client_cert("admin", ["system:masters"])
+        assert session.get(server.url + "/version", cert=cert, verify=server.ca_file,
+                           timeout=10).status_code == 200
+        sessions.append(session)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(30) == 0
+    # Not the 10 s keep-alive timeout (nor the grace period) per idle connection.
+    assert time.monotonic() - started < 5
+    for session in sessions:
+        session.close()
+
+
 def test_max_in_flight_gives_429_except_to_system_masters(kapiserver_factory):
     server = kapiserver_factory(plugins=[PROBE], config={"max-requests-inflight": 1})
     blocker = threading.Thread(target=lambda: server.get(f"{BASE}/blocks/z", user="alice",
