@@ -179,8 +179,11 @@ def test_discovery_lists_established_crds_with_names(api):
     assert GROUP in names
     out = api.kubectl("api-resources", "--api-group", GROUP, check=True).stdout
     assert "widgets" in out and "wd" in out
+    # The "all" category: kubectl get all lists widgets too.
+    create(api, "in-all", size=1)
     out = api.kubectl("get", "all", "-n", NS, check=True).stdout
-    assert "widget" in out or out == ""
+    assert f"widget.{GROUP}/in-all" in out
+    api.request("DELETE", widgets_path("in-all"), **ADMIN)
 
 
 def test_explain_reads_the_crd_schema(api):
