@@ -140,10 +140,10 @@ class Environment:
         result.uses_old_self = "oldSelf" in compiled.checked.referenced_names()
         field_path = rule.get("fieldPath") or ""
         if field_path:
-            from .fieldpath import valid_field_path
+            from ..schema.fieldpath import valid_field_path
 
-            normalized, _ = valid_field_path(field_path, schema)
-            result.field_path = normalized or ""
+            normalized, _, _ = valid_field_path(field_path, schema)
+            result.field_path = str(normalized) if normalized is not None else ""
         message_source = rule.get("messageExpression") or ""
         if message_source:
             message, problem = self.compile(checker, decl, message_source, "string")

@@ -208,10 +208,10 @@ class _Checker:
                 out.append(FieldError.invalid(at.child("fieldPath"), field_path,
                                               "fieldPath must not contain line breaks"))
             if field_path:
-                from .fieldpath import valid_field_path
+                from ..schema.fieldpath import valid_field_path
 
-                _, problem = valid_field_path(field_path, schema)
-                if problem is not None:
+                _, _, problem = valid_field_path(field_path, schema)
+                if problem:
                     out.append(FieldError.invalid(at.child("fieldPath"), field_path,
                                                   "fieldPath must be a valid path"))
 

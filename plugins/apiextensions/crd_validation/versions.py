@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath
 
-from .fieldpath import valid_field_path
+from ..schema.fieldpath import valid_field_path
 from .internal import Options, as_dict, as_list, as_str, openapi_schema
 from .openapi import validate_validation
 from .structural import new_structural_error
@@ -115,12 +115,12 @@ def validate_selectable_fields(fields, schema, path: FieldPath) -> list[FieldErr
         if not json_path:
             errs.append(FieldError.required(at, ""))
             continue
-        text, root, found, error = valid_field_path(json_path, schema,
-                                                    allow_array_notation=False)
+        named, found, error = valid_field_path(json_path, schema, allow_array_notation=False)
         if error:
             errs.append(FieldError.invalid(at, json_path, f"is an invalid path: {error}"))
             continue
-        if root == "metadata":
+        text = str(named) if named is not None else ""
+        if named is not None and named.root().name == "metadata":
             errs.append(FieldError.invalid(at, json_path, "must not point to fields in metadata"))
         if as_dict(found).get("type") not in ("string", "boolean", "integer"):
             errs.append(FieldError.invalid(at, json_path,
