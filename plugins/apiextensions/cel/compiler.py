@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from . import cost as costs
-from . import library, types
+from . import declarations, library, types
 from .checked import CheckedAST, read_checked
 
 #: ``celconfig.PerCallLimit`` and ``RuntimeCELCostBudget`` (apiserver/pkg/apis/cel/config.go)
@@ -83,11 +83,11 @@ class Environment:
         self._optional = ext_optional
         self.pool = types.new_pool(library.library_files())
         self.library = library.Runtime(self.pool)
-        exclusions = "".join(f'    - name: "{op}"\n' for op in library.EXCLUDED_STDLIB)
+        exclusions = "".join(f'    - name: "{op}"\n' for op in declarations.EXCLUDED_STDLIB)
         self._config_yaml = "stdlib:\n  exclude_functions:\n" + exclusions
         self.runtime = cel.NewEnv(
             self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
-            functions=library.runtime_declarations(self.library),
+            functions=declarations.runtime_declarations(self.library),
             extensions=[ext_optional.ExtOptional()])
 
     def declare(self, roots: list[types.DeclType]) -> None:
@@ -99,7 +99,7 @@ class Environment:
         t = types.cel_type(decl)
         return cel.NewEnv(self.pool, config=cel.NewEnvConfigFromYaml(self._config_yaml),
                           variables={"self": t, "oldSelf": t},
-                          functions=library.checker_declarations(),
+                          functions=declarations.checker_declarations(),
                           extensions=[self._optional.ExtOptional()])
 
     def compile(self, checker, decl: types.DeclType, source: str, result_kind: str):
