@@ -39,6 +39,9 @@ _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate",
                          "upgrade"))
 CHUNK = 64 * 1024
 CONNECT_TIMEOUT = 5.0
+#: How long a read of the aggregator's own requests may wait (upstream downloads OpenAPI
+#: within a minute; discovery and deletions answer much sooner).
+REQUEST_TIMEOUT = 60.0
 MAX_IDLE = 32
 
 
@@ -57,6 +60,12 @@ class BackendConnection(http.client.HTTPSConnection):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.server_name)
         self.sock.settimeout(self.read_timeout)
+
+    def set_read_timeout(self, timeout: float | None) -> None:
+        """Wait at most ``timeout`` seconds a read from now on (``None``: for ever)."""
+        self.read_timeout = timeout
+        if self.sock is not None:
+            self.sock.settimeout(timeout)
 
 
 class Backend:
@@ -161,6 +170,32 @@ class ProxyHandler:
         return Response(self._stream(conn, response), response.status, headers=out_headers,
                         direct_passthrough=True)
 
+    def request(self, method: str, path: str, headers=(), body: bytes | None = None,
+                timeout: float = REQUEST_TIMEOUT) -> tuple[int, dict, bytes]:
+        """One buffered request of the aggregator's own (discovery, OpenAPI, namespace
+        deletion): ``headers`` state the identity; the answer is read whole within
+        ``timeout`` seconds a read. Returns ``(status, headers, body)``, header names in
+        lower case; raises ``OSError`` or ``http.client.HTTPException`` when the backend
+        cannot be reached."""
+        headers = list(headers)
+        if body is not None:
+            headers.append(("Content-Length", str(len(body))))
+        conn = self.backend.connection(self.address)
+        conn.set_read_timeout(timeout)
+        try:
+            conn, response = self._send(conn, method, path, body, headers)
+            data = response.read()
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            raise
+        answer_headers = {k.lower(): v for k, v in response.getheaders()}
+        if response.will_close:
+            conn.close()
+        else:
+            conn.set_read_timeout(None)  # pooled connections also carry silent watches
+            self.backend.release(conn, self.address)
+        return response.status, answer_headers, data
+
     def _send(self, conn, method, path, body, headers):
         """Send on ``conn`` (or, if the backend closed it meanwhile, on a fresh one);
         return the connection used and its response."""
@@ -178,7 +213,7 @@ class ProxyHandler:
                 if attempt:
                     raise
                 conn = BackendConnection(self.address, self.backend.server_name,
-                                         self.backend.context)
+                                         self.backend.context, conn.read_timeout)
         raise AssertionError("unreachable")
 
     def _stream(self, conn, response):
