@@ -2,11 +2,13 @@
 
 The documents are built on the first ``/openapi`` request (not at import, not in the
 gunicorn master) and cached as encoded bytes; ``invalidate()`` drops them so the next
-request rebuilds from whatever groups are installed then.
+request rebuilds from whatever groups are installed then. Other servers' documents (the
+aggregator's extension servers) are merged in with ``set_aggregated()``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -15,7 +17,7 @@ import logging
 import threading
 import time
 
-from . import schemas, v2, v3
+from . import merge, schemas, v2, v3
 from .routes import RouteTable
 
 log = logging.getLogger(__name__)
@@ -39,16 +41,20 @@ class Documents:
     """One build of every document: encoded bytes, their hashes, and when it was built.
 
     ``v3`` maps a document key (``api/v1``, ``apis/coordination.k8s.io/v1``, ``version``)
-    to ``(bytes, hash)``; ``index`` is the ``/openapi/v3`` discovery document.
+    to ``(bytes, hash)``; ``index`` is the ``/openapi/v3`` discovery document. ``v3_encoded``
+    adds documents already encoded (another server's, as it served them).
     """
 
-    def __init__(self, v2_document: dict, v3_documents: dict[str, dict]):
+    def __init__(self, v2_document: dict, v3_documents: dict[str, dict],
+                 v3_encoded: dict[str, bytes] | None = None):
         self.built_at = time.time()
         self.v2_json = encode(v2_document)
         self.v2_etag = content_hash(self.v2_json)
         self.v3 = {}
         for key, document in v3_documents.items():
             data = encode(document)
+            self.v3[key] = (data, content_hash(data))
+        for key, data in (v3_encoded or {}).items():
             self.v3[key] = (data, content_hash(data))
         self.index = encode({"paths": {
             key: {"serverRelativeURL": server_relative_url(key, self.v3[key][1])}
@@ -65,6 +71,20 @@ class Documents:
     v2_json_gzip = functools.cached_property(lambda self: gzip.compress(self.v2_json, mtime=0))
     v2_protobuf_gzip = functools.cached_property(
         lambda self: gzip.compress(self.v2_protobuf, mtime=0))
+
+
+@dataclasses.dataclass(frozen=True)
+class AggregatedSpec:
+    """What another API server (an APIService's backend) adds to the documents.
+
+    ``v2`` is its Swagger document reduced to the paths it may add (the aggregator keeps
+    those under ``/apis/``; ``merge.filter_by_paths``), or ``None``; ``v3`` maps document
+    keys (``apis/wardle.example.com/v1alpha1``) to the bytes it served for them.
+    """
+
+    name: str
+    v2: dict | None = None
+    v3: dict = dataclasses.field(default_factory=dict)
 
 
 def server_relative_url(key: str, digest: str) -> str:
@@ -91,10 +111,23 @@ class OpenAPIBuilder:
                       "version": f"{version_info['major']}.{version_info['minor']}"}
         self._lock = threading.Lock()
         self._documents: Documents | None = None
+        self._aggregated: tuple[AggregatedSpec, ...] = ()
 
     def invalidate(self) -> None:
         """Forget the built documents; the next ``documents()`` call rebuilds them."""
         with self._lock:
+            self._documents = None
+
+    def set_aggregated(self, specs) -> None:
+        """Merge other servers' documents into these from the next build on.
+
+        ``specs`` (``AggregatedSpec``) come in merge order (the aggregator's: by APIService
+        priority). This server's own documents win: a v3 key or v2 path it has already is
+        not taken from another server, nor is one an earlier spec gave. Replaces the
+        previous list and invalidates the documents.
+        """
+        with self._lock:
+            self._aggregated = tuple(specs)
             self._documents = None
 
     def documents(self) -> Documents:
@@ -152,7 +185,15 @@ class OpenAPIBuilder:
                         for key, paths in table.documents.items()}
         all_paths = {path: operations for paths in table.documents.values()
                      for path, operations in paths.items()}
-        return Documents(v2.render(all_paths, definitions, self._info), v3_documents)
+        v2_document = v2.render(all_paths, definitions, self._info)
+        v3_encoded: dict[str, bytes] = {}
+        for spec in self._aggregated:
+            if spec.v2:
+                merge.merge(v2_document, spec.v2)
+            for key, data in spec.v3.items():
+                if key not in v3_documents:
+                    v3_encoded.setdefault(key, data)
+        return Documents(merge.sort_maps(v2_document), v3_documents, v3_encoded)
 
 
 def _specs(groups):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kapiserver.openapi.builder import OpenAPIBuilder, encode
+from kapiserver.openapi.builder import AggregatedSpec, OpenAPIBuilder, encode
 from kapiserver.openapi.routes import valid_operation_id
 from kapiserver.registry.resource import ResourceSpec
 from kapiserver.server.apigroups import APIGroupInfo
@@ -365,6 +365,50 @@ def test_documents_are_cached_until_invalidated():
     assert "apis/coordination.k8s.io/v1" in rebuilt.v3
     assert rebuilt.v3["api/v1"] == first.v3["api/v1"]  # unchanged documents keep their hash
     assert rebuilt.v2_etag != first.v2_etag
+
+
+def _extension_swagger():
+    """An extension server's v2 document, reduced to its /apis/ paths."""
+    other = OpenAPIBuilder(lambda: [APIGroupInfo("example.com", {"v1": {
+        "widgets": handler(WIDGETS)}})] + built_in_groups()[2:], version_info()).documents()
+    from kapiserver.openapi.merge import filter_by_paths
+
+    return other, filter_by_paths(json.loads(other.v2_json), ["/apis/"])
+
+
+def test_aggregated_documents_are_served_beside_the_local_ones():
+    groups = built_in_groups()
+    builder = OpenAPIBuilder(lambda: groups, version_info())
+    first = builder.documents()
+    other, swagger = _extension_swagger()
+    widgets_v3 = other.v3["apis/example.com/v1"][0]
+    builder.set_aggregated([
+        AggregatedSpec("v1.example.com", swagger, {
+            "apis/example.com/v1": widgets_v3,
+            # A key this server serves itself keeps its own document.
+            "apis/events.k8s.io/v1": b'{"theirs": true}'}),
+        AggregatedSpec("v1.later.example.com", None, {"apis/example.com/v1": b"{}"})])
+    documents = builder.documents()
+    assert documents is not first
+    # Served as the extension served it, listed with the hash of its bytes.
+    data, digest = documents.v3["apis/example.com/v1"]
+    assert data == widgets_v3
+    assert digest == hashlib.sha512(data).hexdigest().upper()
+    index = json.loads(documents.index)["paths"]
+    assert index["apis/example.com/v1"]["serverRelativeURL"] == \
+        f"/openapi/v3/apis/example.com/v1?hash={digest}"
+    assert documents.v3["apis/events.k8s.io/v1"] == first.v3["apis/events.k8s.io/v1"]
+    # v2: the extension's paths and definitions merged in, in Go's key order.
+    merged = json.loads(documents.v2_json)
+    assert "/apis/example.com/v1/namespaces/{namespace}/widgets" in merged["paths"]
+    assert merged["definitions"]["com.example.v1.Widget"]["properties"]["spec"]
+    assert list(merged["paths"]) == sorted(merged["paths"])
+    assert list(merged["definitions"]) == sorted(merged["definitions"])
+    assert merged["paths"]["/api/v1/namespaces"] == \
+        json.loads(first.v2_json)["paths"]["/api/v1/namespaces"]
+    builder.set_aggregated([])
+    assert builder.documents().v2_json == first.v2_json
+    assert "apis/example.com/v1" not in builder.documents().v3
 
 
 def test_two_builders_share_no_state():
