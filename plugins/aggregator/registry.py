@@ -4,14 +4,17 @@ Each worker follows the APIServices in the store. Discovery lists groups and ver
 their priorities (the aggregator's own group first), including the groups extension
 servers serve; requests for those groups' versions are proxied. The backend's aggregated
 discovery is fetched by each worker (on changes and every ``DISCOVERY_INTERVAL``) and
-merged into ``/apis``.
+merged into ``/apis``; its OpenAPI documents are fetched by the same thread and merged
+into ``/openapi`` (``openapi.OpenAPIAggregation``).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import threading
+import time
 
 from kapiserver import errors
 from kapiserver.endpoints.discovery import RemoteGroup
@@ -60,6 +63,9 @@ class APIServiceRegistry:
         self.refresh = self.follower.refresh
         self.listeners = self.follower.listeners
         self._wake = threading.Event()
+        from .openapi import OpenAPIAggregation
+
+        self.openapi = OpenAPIAggregation(server, self.proxy)
 
     def start(self, server=None) -> None:
         self.follower.start()
@@ -137,44 +143,52 @@ class APIServiceRegistry:
     # -- the backends' discovery ---------------------------------------------------------------
 
     def _discover(self) -> None:
+        """The backends' discovery every ``DISCOVERY_INTERVAL``, their OpenAPI when due,
+        both at once whenever an APIService changes."""
         stopping = self.server.stopping
+        next_discovery = 0.0
+        openapi_wait = 0.0
         while not stopping.is_set():
-            self._wake.wait(DISCOVERY_INTERVAL)
+            wait = max(0.0, min(next_discovery - time.monotonic(), openapi_wait))
+            changed = self._wake.wait(wait)
             self._wake.clear()
             if stopping.is_set():
                 return
-            changed = False
-            for name, apiservice in list(self.apiservices.items()):
-                if is_local(apiservice):
-                    continue
-                resources = self._fetch(apiservice) if is_available(apiservice) else None
-                if resources != self.remote_resources.get(name):
-                    self.remote_resources[name] = resources
-                    changed = True
-            if changed:
-                with self.follower.lock:
-                    self.server.set_discovery_order(self.order)
+            try:
+                if changed or time.monotonic() >= next_discovery:
+                    self._discover_resources()
+                    next_discovery = time.monotonic() + DISCOVERY_INTERVAL
+                openapi_wait = self.openapi.sync(dict(self.apiservices), changed)
+            except Exception:  # the thread must outlive a bug in one pass
+                log.exception("fetching the extension servers' discovery and OpenAPI failed")
+                openapi_wait = DISCOVERY_INTERVAL
+
+    def _discover_resources(self) -> None:
+        changed = False
+        for name, apiservice in list(self.apiservices.items()):
+            if is_local(apiservice):
+                continue
+            resources = self._fetch(apiservice) if is_available(apiservice) else None
+            if resources != self.remote_resources.get(name):
+                self.remote_resources[name] = resources
+                changed = True
+        if changed:
+            with self.follower.lock:
+                self.server.set_discovery_order(self.order)
 
     def _fetch(self, apiservice: dict) -> list | None:
         """The backend's aggregated discovery entries for the APIService's group version."""
-        import http.client
-
         spec = apiservice["spec"]
         try:
             handler = self.proxy(apiservice)
-        except errors.StatusError:
-            return None
-        conn = handler.backend.connection(handler.address)
-        try:
             headers = [("Accept", AGGREGATED_ACCEPT), *identity_headers(AggregatorUser)]
-            conn, response = handler._send(conn, "GET", "/apis", None, headers)
-            body = response.read()
-            handler.backend.release(conn, handler.address)
-            if response.status != 200:
+            status, _, body = handler.request("GET", "/apis", headers)
+            if status != 200:
                 return None
             document = json.loads(body)
+        except errors.StatusError:
+            return None
         except (OSError, http.client.HTTPException, ValueError) as err:
-            conn.close()
             log.info("discovery of %s failed: %s", apiservice["metadata"]["name"], err)
             return None
         for item in document.get("items") or []:
