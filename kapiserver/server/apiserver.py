@@ -105,6 +105,9 @@ class APIServer:
         #: has just registered (``add_discovery_refresher``).
         self._discovery_refreshers: list = []
         self._discovery_order = None
+        #: What the namespace controller deletes besides this server's stored objects
+        #: (``add_namespace_content``).
+        self.namespace_content: list = []
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -179,6 +182,12 @@ class APIServer:
         """Call ``refresh()`` before answering discovery or OpenAPI requests: it brings
         this worker's dynamic groups up to date with the store (bounded wait)."""
         self._discovery_refreshers.append(refresh)
+
+    def add_namespace_content(self, provider) -> None:
+        """Have the namespace controller also delete ``provider``'s objects when a
+        namespace goes (a ``kapiserver.controllers.namespace_content.NamespaceContent``:
+        namespaced resources served elsewhere, as the aggregator's extension servers)."""
+        self.namespace_content.append(provider)
 
     def _refresh_discovery(self) -> None:
         for refresh in self._discovery_refreshers:

@@ -107,6 +107,8 @@ def kapiserver_controllers(config):
     def namespace_controller(server):
         finalize = server.rest_handler(NAMESPACES, NamespaceFinalizeStrategy(NAMESPACES),
                                        "finalize").store
-        return NamespaceController(server, finalize)
+        status = server.rest_handler(NAMESPACES, NamespaceStatusStrategy(NAMESPACES),
+                                     "status").store
+        return NamespaceController(server, finalize, status)
 
     return {"namespace": namespace_controller}

@@ -55,6 +55,30 @@ def test_kubectl_delete_namespace_finishes(kapiserver_factory):
     assert items[0]["metadata"]["deletionTimestamp"]
     assert server.get("/api/v1/namespaces/gone-soon", **ADMIN).json()["status"]["phase"] == \
         "Terminating"
+    # As upstream's controller, the namespace's conditions say what it waits for.
+    deadline = time.monotonic() + 10
+    while True:
+        status = server.get("/api/v1/namespaces/gone-soon", **ADMIN).json()["status"]
+        conditions = {c["type"]: c for c in status.get("conditions") or []}
+        if "NamespaceFinalizersRemaining" in conditions or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert [c["type"] for c in status["conditions"]] == [
+        "NamespaceDeletionDiscoveryFailure", "NamespaceDeletionGroupVersionParsingFailure",
+        "NamespaceDeletionContentFailure", "NamespaceContentRemaining",
+        "NamespaceFinalizersRemaining"]
+    assert {kind: c["status"] for kind, c in conditions.items()} == {
+        "NamespaceDeletionDiscoveryFailure": "False",
+        "NamespaceDeletionGroupVersionParsingFailure": "False",
+        "NamespaceDeletionContentFailure": "False", "NamespaceContentRemaining": "True",
+        "NamespaceFinalizersRemaining": "True"}
+    assert conditions["NamespaceContentRemaining"]["message"] == \
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    assert (conditions["NamespaceFinalizersRemaining"]["reason"],
+            conditions["NamespaceFinalizersRemaining"]["message"]) == (
+        "SomeFinalizersRemain",
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
+        "resource instances")
     held = server.get("/api/v1/namespaces/gone-soon/configmaps/held", **ADMIN).json()
     held["metadata"]["finalizers"] = []
     assert server.request("PUT", "/api/v1/namespaces/gone-soon/configmaps/held", json=held,
