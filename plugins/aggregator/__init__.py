@@ -2,8 +2,10 @@
 
 It serves ``apiregistration.k8s.io/v1`` APIServices, orders discovery by their
 priorities, and proxies the group versions whose APIService names a Service to that
-extension API server; the elected worker registers a local APIService for every group
-version served here and keeps every APIService's ``Available`` condition current.
+extension API server, whose discovery and OpenAPI documents it merges into this server's;
+the elected worker registers a local APIService for every group version served here and
+keeps every APIService's ``Available`` condition current, and the namespace controller
+deletes a terminating namespace's objects on the extension servers too.
 """
 
 import dataclasses
@@ -26,12 +28,14 @@ class AggregatorDelegate(InstalledGroupsDelegate):
     name = DELEGATE
 
     def __init__(self, server, groups):
+        from .namespaces import AggregatedContent
         from .registry import APIServiceRegistry
 
         super().__init__(server, groups)
         self.apiservices = APIServiceRegistry(server)
         server.add_post_start_hook("start-kube-aggregator-informers", self.apiservices.start)
         server.add_discovery_refresher(self.apiservices.refresh)
+        server.add_namespace_content(AggregatedContent(self.apiservices))
 
     def serve(self, ctx):
         response = super().serve(ctx)

@@ -7,6 +7,7 @@ SubjectAccessReview). The main server runs RBAC and fronts the extension through
 APIService. Everything below is driven through the main server with kubectl.
 """
 
+import hashlib
 import json
 import os
 import time
@@ -17,7 +18,11 @@ import yaml
 
 from kapiserver.testing import assert_status
 from tests.conftest import write_token_file
-from tests.support.wardle import ADMIN, register, start_extension, start_main, wait_available
+from tests.support.wardle import (ADMIN, openapi_v3_keys, register, start_extension,
+                                  start_main, wait_available, wait_openapi)
+
+GV_KEY = "apis/wardle.example.com/v1alpha1"
+MODEL = "io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1"
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +48,32 @@ def servers(tmp_path_factory):
         main.stop()
 
 
-def flunder(name: str) -> str:
+def flunder(name: str, spec: dict | None = None) -> str:
     return yaml.safe_dump({"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
-                           "metadata": {"name": name}, "spec": {}})
+                           "metadata": {"name": name}, "spec": spec or {}})
+
+
+def flunders_on_the_extension(extension, namespace: str) -> list[str]:
+    """The flunders the extension stores in ``namespace`` (asked directly, not proxied)."""
+    response = extension.get(f"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/"
+                             "flunders", **ADMIN)
+    assert response.status_code == 200, response.text
+    return [item["metadata"]["name"] for item in response.json()["items"]]
+
+
+def namespace_conditions(main, name: str) -> dict:
+    response = main.get(f"/api/v1/namespaces/{name}", **ADMIN)
+    if response.status_code == 404:
+        return {}
+    return {c["type"]: c for c in (response.json().get("status") or {}).get("conditions")
+            or []}
+
+
+def wait_gone(main, path: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while main.get(path, **ADMIN).status_code != 404:
+        assert time.monotonic() < deadline, f"{path} is still there"
+        time.sleep(0.2)
 
 
 def audited_users(extension, verb: str, resource: str) -> list[str]:
@@ -188,10 +216,83 @@ def test_rbac_on_the_main_server_decides_and_the_extension_sees_the_user(servers
                                      "X-Remote-Group": "system:masters"},
                             verify=main.ca_file, timeout=30)
     assert_status(response, 403, "Forbidden")
+    main.kubectl("delete", "flunder", "by-alice", "-n", "demo", check=True)
+
+
+def test_kubectl_explain_reads_the_extensions_schema_through_the_main_server(servers):
+    main, extension = servers
+    wait_openapi(main, True)
+    explained = main.kubectl("explain", "flunders", check=True).stdout
+    assert explained.startswith("GROUP:      wardle.example.com\nKIND:       Flunder\n"
+                                "VERSION:    v1alpha1\n"), explained
+    assert "spec\t<FlunderSpec>" in explained and "status\t<FlunderStatus>" in explained
+    field = main.kubectl("explain", "flunder.spec.reference", check=True).stdout
+    assert "FIELD: reference <string>" in field
+    assert "A name of another flunder or fischer, depending on the reference type." in field
+    # The document is the extension's, listed with the hash of its bytes as served here.
+    entry = main.get("/openapi/v3", **ADMIN).json()["paths"][GV_KEY]
+    ours = main.get(entry["serverRelativeURL"], **ADMIN)
+    assert ours.status_code == 200
+    assert ours.headers["Cache-Control"] == "public, immutable"
+    assert entry["serverRelativeURL"] == (
+        f"/openapi/v3/{GV_KEY}?hash=" + hashlib.sha512(ours.content).hexdigest().upper())
+    assert ours.content == extension.get(f"/openapi/v3/{GV_KEY}", **ADMIN).content
+    assert "apis/wardle.example.com" in openapi_v3_keys(main)  # its group's document too
+
+
+def test_openapi_v2_merges_the_extensions_definitions_and_paths(servers):
+    main, _ = servers
+    wait_openapi(main, True)
+    swagger = main.get("/openapi/v2", **ADMIN).json()
+    assert swagger["definitions"][f"{MODEL}.Flunder"]["x-kubernetes-group-version-kind"] == \
+        [{"group": "wardle.example.com", "kind": "Flunder", "version": "v1alpha1"}]
+    create = swagger["paths"]["/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/"
+                              "flunders"]["post"]
+    assert create["operationId"] == "createWardleExampleComV1alpha1NamespacedFlunder"
+    assert "/api/v1/namespaces" in swagger["paths"]  # the main server's own, still there
+    # The protobuf form (kubectl explain's v2 output) carries them too.
+    explained = main.kubectl("explain", "flunders.spec", "--output=plaintext-openapiv2",
+                             check=True).stdout
+    assert "referenceType\t<string>" in explained
+
+
+def test_strict_validation_of_a_flunder_is_the_servers_through_the_main_server(servers):
+    main, _ = servers
+    wait_openapi(main, True)
+    refused = main.kubectl("create", "--validate=strict", "-n", "demo", "-f", "-", "-v=6",
+                           input=flunder("typo", {"reference": "f0", "bogus": 1}))
+    assert refused.returncode == 1
+    assert ('Error from server (BadRequest): error when creating "STDIN": Flunder in version '
+            '"v1alpha1" cannot be handled as a Flunder: strict decoding error: unknown field '
+            '"spec.bogus"') in refused.stderr, refused.stderr
+    # kubectl found fieldValidation in the extension's v3 document and let the server check.
+    assert f"/openapi/v3/{GV_KEY}?hash=" in refused.stderr
+    assert "fieldValidation=Strict" in refused.stderr
+    assert "/openapi/v2" not in refused.stderr
+    assert main.kubectl("get", "flunder", "typo", "-n", "demo").returncode == 1
+
+
+def test_deleting_a_namespace_deletes_its_flunders_on_the_extension(servers):
+    main, extension = servers
+    main.kubectl("create", "namespace", "doomed", check=True)
+    main.kubectl("create", "-n", "doomed", "-f", "-", input=flunder("f1"), check=True)
+    main.kubectl("create", "configmap", "c1", "-n", "doomed", check=True)
+    assert flunders_on_the_extension(extension, "doomed") == ["f1"]
+    deleted = main.kubectl("delete", "namespace", "doomed", "--timeout=30s")
+    assert (deleted.returncode, deleted.stdout) == (0, 'namespace "doomed" deleted\n'), \
+        deleted.stderr
+    assert main.get("/api/v1/namespaces/doomed", **ADMIN).status_code == 404
+    assert flunders_on_the_extension(extension, "doomed") == []
+    # As upstream's namespace controller: one deletecollection, as its service account.
+    assert "system:serviceaccount:kube-system:namespace-controller" in \
+        audited_users(extension, "deletecollection", "flunders")
 
 
 def test_stopping_the_extension_makes_it_unavailable_until_it_is_back(servers):
     main, extension = servers
+    main.kubectl("create", "-n", "demo", "-f", "-", input=flunder("survivor"), check=True)
+    main.kubectl("create", "namespace", "limbo", check=True)
+    main.kubectl("create", "-n", "limbo", "-f", "-", input=flunder("held"), check=True)
     extension.stop()
     try:
         condition = wait_available(main, "False")
@@ -199,8 +300,33 @@ def test_stopping_the_extension_makes_it_unavailable_until_it_is_back(servers):
         response = main.get("/apis/wardle.example.com/v1alpha1/namespaces/demo/flunders",
                             **ADMIN)
         assert_status(response, 503, "ServiceUnavailable", "service unavailable")
+        # Its documents drop out of the main server's OpenAPI.
+        wait_openapi(main, False)
+        assert GV_KEY not in openapi_v3_keys(main)
+        assert not any("wardle" in path for path in main.get("/openapi/v2", **ADMIN).json()[
+            "paths"])
+        # A namespace deleted meanwhile waits for the group it cannot discover.
+        main.kubectl("delete", "namespace", "limbo", "--wait=false", check=True)
+        stale = "wardle.example.com/v1alpha1: stale GroupVersion discovery: " \
+                "wardle.example.com/v1alpha1"
+        deadline = time.monotonic() + 10
+        while namespace_conditions(main, "limbo").get(
+                "NamespaceDeletionDiscoveryFailure", {}).get("status") != "True":
+            assert time.monotonic() < deadline, namespace_conditions(main, "limbo")
+            time.sleep(0.2)
+        failure = namespace_conditions(main, "limbo")["NamespaceDeletionDiscoveryFailure"]
+        assert (failure["reason"], failure["message"]) == (
+            "DiscoveryFailed", "Discovery failed for some groups, 1 failing: unable to "
+            "retrieve the complete list of server APIs: " + stale)
+        assert main.get("/api/v1/namespaces/limbo", **ADMIN).json()["status"]["phase"] == \
+            "Terminating"
     finally:
         extension.start()
     wait_available(main, "True")
+    # Back: the namespace's flunders go, then the namespace.
+    wait_gone(main, "/api/v1/namespaces/limbo")
+    assert flunders_on_the_extension(extension, "limbo") == []
     out = main.kubectl("get", "flunders", "-n", "demo", "-o", "name", check=True)
-    assert "flunder.wardle.example.com/by-alice" in out.stdout
+    assert "flunder.wardle.example.com/survivor" in out.stdout
+    main.kubectl("delete", "flunder", "survivor", "-n", "demo", check=True)
+    wait_openapi(main, True)

@@ -99,3 +99,22 @@ def wait_available(main: KapiserverProcess, status: str, timeout: float = 20.0) 
             return condition
         assert time.monotonic() < deadline, condition
         time.sleep(0.2)
+
+
+def openapi_v3_keys(main: KapiserverProcess) -> set:
+    """The documents the main server's ``/openapi/v3`` index lists."""
+    response = main.get("/openapi/v3", **ADMIN)
+    assert response.status_code == 200, response.text
+    return set(response.json()["paths"])
+
+
+def wait_openapi(main: KapiserverProcess, present: bool, timeout: float = 20.0) -> None:
+    """Wait until the wardle group version is (or is not) in the main server's OpenAPI v3
+    index: in a row of answers, so that every worker (each fetches on its own) agrees."""
+    key = "apis/wardle.example.com/v1alpha1"
+    deadline = time.monotonic() + timeout
+    agreeing = 0
+    while agreeing < 6:
+        agreeing = agreeing + 1 if (key in openapi_v3_keys(main)) == present else 0
+        assert time.monotonic() < deadline, f"{key} still {'absent' if present else 'listed'}"
+        time.sleep(0.1)
