@@ -173,8 +173,7 @@ class WatchStream:
                                      f"revision {start}")
             watcher = self.cache.watch(prefix, start)
             page = self.store.storage.list(prefix, revision=start)
-            initial = [obj for obj in (self.store.decode(kv.value, kv.mod_revision)
-                                       for kv in page.items)
+            initial = [obj for obj in self.store.decode_many(page.items)
                        if self._matches(obj)]
             return watcher, initial, start
         start = self.start_revision

@@ -32,7 +32,8 @@ class Strategy:
     list_types = None
     allow_unconditional_update = True
     #: ``from_storage`` may wait on the network (a CRD's conversion webhook): watch
-    #: events are then decoded by each watch's greenlet, never by the shared feed.
+    #: events are then decoded by each watch's greenlet, never by the shared feed, and
+    #: reads of many objects decode them together (``from_storage_many``).
     remote_decode = False
 
     def __init__(self, spec, ttl: float = 0):
@@ -126,6 +127,12 @@ class Strategy:
         and return ``obj``, which is a fresh decode.
         """
         return obj
+
+    def from_storage_many(self, objs: list[dict]) -> list[dict]:
+        """``from_storage`` of several stored objects at once (a LIST page, a watch's
+        initial state): one round trip for a ``remote_decode`` kind (upstream converts a
+        list in one ConversionReview), the same as one by one otherwise."""
+        return [self.from_storage(obj) for obj in objs]
 
     # -- reading ------------------------------------------------------------------------------
 

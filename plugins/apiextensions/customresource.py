@@ -265,11 +265,27 @@ class CustomResourceStrategy(Strategy):
         self.apply_defaults(obj)
         return sorted_keys(obj)
 
+    def from_storage_many(self, objs):
+        # One ConversionReview for all that are stored in another version, as upstream
+        # converts a list.
+        indexes = [i for i, obj in enumerate(objs) if obj.get("apiVersion") !=
+                   self.spec.api_version]
+        if indexes:
+            converted = self._convert_all([objs[i] for i in indexes], self.spec.api_version)
+            for i, obj in zip(indexes, converted):
+                objs[i] = obj
+        for obj in objs:
+            self.apply_defaults(obj)
+        return [sorted_keys(obj) for obj in objs]
+
     def _convert(self, obj: dict, api_version: str) -> dict:
+        return self._convert_all([obj], api_version)[0]
+
+    def _convert_all(self, objs: list, api_version: str) -> list:
         from .conversion import ConversionError
 
         try:
-            return self.converter.convert([obj], api_version)[0]
+            return self.converter.convert(objs, api_version)
         except ConversionError as err:
             raise errors.InternalError.wrap(str(err)) from None
 

@@ -111,6 +111,22 @@ def test_objects_are_converted_between_versions_by_url(api, hook):
     assert json.loads(out.stdout)["spec"] == {"replicas": 7}
 
 
+def test_a_list_is_converted_in_one_review(api, hook):
+    install(api, crd("crates", "Crate", {"url": hook.url, "caBundle": hook.ca_bundle}))
+    for index in range(5):
+        created = api.request("POST", path("crates", "v1"), json={
+            "apiVersion": f"{GROUP}/v1", "kind": "Crate",
+            "metadata": {"name": f"c{index}", "labels": {"batch": "yes"}},
+            "spec": {"size": index}}, **ADMIN)
+        assert created.status_code == 201, created.text
+    before = len(hook.reviews)
+    # A selector reads every item from storage (no cached encodings): all five in one call.
+    listed = api.get(path("crates", "v2") + "?labelSelector=batch%3Dyes", **ADMIN).json()
+    assert [i["spec"] for i in listed["items"]] == [{"replicas": i} for i in range(5)]
+    assert len(hook.reviews) == before + 1
+    assert len(hook.reviews[-1]["request"]["objects"]) == 5
+
+
 def test_conversion_through_a_service(api, hook):
     # Endpoints may not name loopback addresses (upstream's validation): an ExternalName
     # Service reaches the webhook on this host, verified as converter.default.svc.
