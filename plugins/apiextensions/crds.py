@@ -75,10 +75,19 @@ def storage_version(crd: dict) -> str:
     return ""
 
 
+def _storage_versions(crd: dict) -> list[str]:
+    """Every version marked ``storage`` (validation allows one; this runs before it)."""
+    names = []
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict) and version.get("storage") and version.get("name") \
+                not in names:
+            names.append(version.get("name", ""))
+    return names
+
+
 def _initial_status(crd: dict) -> dict:
-    stored = storage_version(crd)
     return {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
-            "storedVersions": [stored] if stored else []}
+            "storedVersions": _storage_versions(crd)}
 
 
 class CRDStrategy(Strategy):
@@ -98,10 +107,12 @@ class CRDStrategy(Strategy):
     def prepare_for_update(self, new, old):
         new["status"] = copy.deepcopy(old.get("status")) if "status" in old else \
             _initial_status(new)
-        stored = new["status"].setdefault("storedVersions", [])
-        version = storage_version(new)
-        if version and version not in (stored or []):
-            new["status"]["storedVersions"] = list(stored or []) + [version]
+        # As upstream's PrepareForUpdate: every storage version joins the stored ones.
+        stored = list(new["status"].get("storedVersions") or [])
+        for version in _storage_versions(new):
+            if version not in stored:
+                stored.append(version)
+        new["status"]["storedVersions"] = stored
 
     def validate(self, obj):
         from .crd_validation import validate_crd

@@ -727,3 +727,26 @@ def test_status_accepted_names():
         "lower case alphanumeric characters or '-', start with an alphabetic character, and "
         "end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
         "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"]
+
+
+def test_every_storage_version_is_stored_and_only_the_storage_rule_complains():
+    from kapiserver_plugins.apiextensions.crds import CRDS, CRDStrategy
+
+    obj = crd()
+    obj["spec"]["versions"].append(dict(copy.deepcopy(obj["spec"]["versions"][0]), name="v2"))
+    set_defaults(obj)
+    CRDStrategy(CRDS).prepare_for_create(obj)
+    assert obj["status"]["storedVersions"] == ["v1", "v2"]
+    got = [str(e) for e in validate_crd(obj)]
+    assert len(got) == 1 and got[0].startswith("spec.versions: Invalid value: ")
+    assert got[0].endswith("must have exactly one version marked as storage version")
+    # An update that moves the storage version adds it to the stored versions.
+    old = crd()
+    set_defaults(old)
+    CRDStrategy(CRDS).prepare_for_create(old)
+    new = copy.deepcopy(old)
+    new["spec"]["versions"][0]["storage"] = False
+    new["spec"]["versions"].append(dict(copy.deepcopy(old["spec"]["versions"][0]),
+                                        name="v2", storage=True))
+    CRDStrategy(CRDS).prepare_for_update(new, old)
+    assert new["status"]["storedVersions"] == ["v1", "v2"]
