@@ -125,8 +125,13 @@ def _parse_date(value: str | None) -> float | None:
 
 
 def serve_content(answer: Answer, method: str, headers, data: bytes, modified: float,
-                  sniff: bool = False) -> Answer:
-    """Go's ``http.ServeContent``: Last-Modified and conditional requests (304, 412)."""
+                  sniff: bool = False, strict_since: bool = False) -> Answer:
+    """Go's ``http.ServeContent``: Last-Modified and conditional requests (304, 412).
+
+    ``strict_since``: If-Modified-Since answers 304 only for content built in an earlier
+    second. Last-Modified has a resolution of one second, so a document rebuilt in the
+    second a client last fetched it would otherwise stay stale in that client's cache.
+    """
     if modified:
         answer.set("Last-Modified", email.utils.formatdate(int(modified), usegmt=True))
     etag = answer.header("Etag")
@@ -140,7 +145,8 @@ def serve_content(answer: Answer, method: str, headers, data: bytes, modified: f
             not_modified = True
     elif not if_none_match and safe and modified:
         since = _parse_date(headers.get("If-Modified-Since"))
-        if since is not None and int(modified) <= since:
+        if since is not None and (int(modified) < since if strict_since
+                                  else int(modified) <= since):
             not_modified = True
     if not_modified:
         for name in ("Content-Type", "Content-Length", "Content-Encoding"):
@@ -172,10 +178,14 @@ class OpenAPIService:
         if path == V2_PATH:
             return self._serve_v2(method, headers)
         if path == V3_PATH:
-            # The aggregator's handleDiscovery: ServeContent named "/openapi/v3", modified
-            # now, no ETag, the content type sniffed from the JSON.
-            return serve_content(Answer(200), method, headers,
-                                 self.builder.documents().index, time.time(), sniff=True)
+            # The aggregator's handleDiscovery: ServeContent named "/openapi/v3", no ETag,
+            # the content type sniffed from the JSON. Upstream says "modified now", which
+            # answers 304 to a client that cached the index earlier in the same second,
+            # even if a CRD changed it since: here it is modified when it was built, and
+            # a request from within that second gets it again.
+            documents = self.builder.documents()
+            return serve_content(Answer(200), method, headers, documents.index,
+                                 documents.built_at, sniff=True, strict_since=True)
         if path.startswith(V3_PATH + "/"):
             return self._serve_v3(method, path[len(V3_PATH) + 1:], args, headers)
         return None

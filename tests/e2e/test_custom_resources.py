@@ -192,6 +192,21 @@ def test_explain_reads_the_crd_schema(api):
     assert "FIELD: size <integer>" in out
 
 
+def test_explain_right_after_each_new_crd(api):
+    # kubectl caches /openapi/v3 and revalidates it by date: each CRD, made within a
+    # second of the last explain, must still reach the next one.
+    for index in range(6):
+        manifest = crd_manifest(f"levers{index}", f"Lever{index}")
+        manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = {
+            "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "arm": {"type": "integer", "description": f"Arm {index}."}}}}}
+        api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
+        api.wait_established(f"levers{index}.{GROUP}")
+        out = api.kubectl("explain", f"lever{index}.spec.arm")
+        assert out.returncode == 0, out.stderr
+        assert f"Arm {index}." in out.stdout
+
+
 def test_crud_with_the_python_client(api):
     from kubernetes import client
     from kubernetes.client.rest import ApiException

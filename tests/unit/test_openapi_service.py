@@ -116,6 +116,18 @@ def test_if_modified_since(service):
                If_None_Match='"other"').status == 200
 
 
+def test_the_v3_index_is_not_modified_only_for_a_copy_from_a_later_second(service):
+    built = service.builder.documents().built_at
+    answer = get(service, "/openapi/v3")
+    assert answer.header("Last-Modified") == email.utils.formatdate(int(built), usegmt=True)
+    # Cached in the second the index was built: it may have changed since, within that
+    # second, so the client gets it again.
+    same_second = email.utils.formatdate(int(built), usegmt=True)
+    assert get(service, "/openapi/v3", If_Modified_Since=same_second).status == 200
+    next_second = email.utils.formatdate(int(built) + 1, usegmt=True)
+    assert get(service, "/openapi/v3", If_Modified_Since=next_second).status == 304
+
+
 def test_head_gets_the_answer_to_get(service):
     # The WSGI layer sends a HEAD answer's headers only (Content-Length from the body).
     head = get(service, "/openapi/v3/api/v1", method="HEAD")
