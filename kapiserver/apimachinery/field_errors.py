@@ -81,6 +81,23 @@ def go_float(value: float) -> str:
     return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
+def go_value(value: Any) -> str:
+    """A decoded JSON value as Go's ``%v`` prints an ``interface{}``: ``<nil>``,
+    ``map[k:v ...]`` with sorted keys, ``[a b]``, floats as ``go_float``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, list):
+        return "[" + " ".join(go_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{key}:{go_value(value[key])}"
+                                 for key in sorted(value)) + "]"
+    return str(value)
+
+
 def go_int(value: int) -> str:
     """An int64 as ``%v`` prints it; JSON integers beyond int64 decode to float64 upstream."""
     if _INT64_MIN <= value <= _INT64_MAX:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..apimachinery.field_errors import go_float, go_syntax
+from ..apimachinery.field_errors import go_syntax, go_value
 from ..runtime.gotypes import go_type_name
 from .listtypes import ITEM, ListType, ListTypes, for_kind
 from .typed import ItemError, list_item_element
@@ -183,21 +183,6 @@ class Node:
 
 
 # -- validating applied configurations ----------------------------------------------------
-
-def go_value(value: Any) -> str:
-    """A decoded JSON value as Go's ``%v`` prints an ``interface{}``."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, list):
-        return "[" + " ".join(go_value(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{key}:{go_value(value[key])}"
-                                 for key in sorted(value)) + "]"
-    return str(value)
 
 
 def validate(value: Any, node: Node) -> list[str]:

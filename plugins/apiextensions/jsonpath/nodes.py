@@ -6,9 +6,8 @@ current values to the next ones as upstream's ``walk`` does, with the same error
 
 from __future__ import annotations
 
+from kapiserver.apimachinery.field_errors import go_value
 from kapiserver.runtime.gotypes import go_type_name
-
-from .text import go_print
 
 
 class JSONPathError(ValueError):
@@ -185,7 +184,7 @@ class FilterNode:
         found = []
         for value in values:
             if not isinstance(value, list):
-                shown = "<invalid reflect.Value>" if value is None else go_print(value)
+                shown = "<invalid reflect.Value>" if value is None else go_value(value)
                 raise JSONPathError(f"{shown} is not array or slice and cannot be filtered",
                                     values)
             for item in value:

@@ -1,10 +1,9 @@
-"""Values printed as upstream prints them: Go's ``fmt`` (``%v``, ``%T``) and the
+"""Values printed as upstream prints them: Go's ``fmt`` (``%v``) and the
 JSON ``PrintResults`` writes for maps and lists."""
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
+from kapiserver.apimachinery.field_errors import go_float
 
 
 def to_text(value) -> str:
@@ -22,41 +21,5 @@ def to_text(value) -> str:
     if value is False:
         return "false"
     if isinstance(value, float):
-        return go_float_v(value)
+        return go_float(value)
     return str(value)
-
-
-def go_print(value) -> str:
-    """Go's ``%v`` of a decoded JSON value (``map[k:v]`` with sorted keys, ``[a b]``)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{key}:{go_print(value[key])}"
-                                 for key in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_print(item) for item in value) + "]"
-    return to_text(value)
-
-
-def go_float_v(value: float) -> str:
-    """Go's ``%v`` of a float64 (``%g`` with the shortest digits): ``%e`` form when the
-    exponent is below -4 or at least 6 (``1e+06``, ``1.5e-05``), else ``%f`` form."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0" if math.copysign(1, value) < 0 else "0"
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    point = len(text) + exponent  # where the decimal point goes in ``text``
-    prefix = "-" if sign else ""
-    scientific = point - 1
-    if scientific < -4 or scientific >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if scientific < 0 else '+'}{abs(scientific):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{text}"
-    if point >= len(text):
-        return prefix + text + "0" * (point - len(text))
-    return f"{prefix}{text[:point]}.{text[point:]}"
