@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from kapiserver_plugins.apiextensions.conversion import ConversionError, converter_for
-from tests.support.conversion_webhook import ConversionWebhook
+from tests.support.conversion_webhook import ConversionWebhook, size_to_replicas
 
 GROUP = "conv.example.com"
 GVK = f"{GROUP}/v1, Kind=Thing"
@@ -36,13 +36,7 @@ def thing(name="a", version="v1", **spec) -> dict:
 
 def rename(obj: dict, desired: str) -> dict:
     """v1 spec.size <-> v2 spec.replicas; the webhook also tampers with metadata."""
-    obj = copy.deepcopy(obj)
-    spec = obj.get("spec") or {}
-    if desired.endswith("/v2") and "size" in spec:
-        spec["replicas"] = spec.pop("size")
-    elif desired.endswith("/v1") and "replicas" in spec:
-        spec["size"] = spec.pop("replicas")
-    obj["apiVersion"] = desired
+    obj = size_to_replicas(obj, desired)
     obj["metadata"]["resourceVersion"] = "999"
     obj["metadata"]["labels"] = {"tier": "silver"}
     return obj

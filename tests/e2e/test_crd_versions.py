@@ -7,7 +7,6 @@ CRD's ``caBundle``. v1 is deprecated: each request to it gets the deprecation wa
 Lists, watches (events and the initial state) and Tables are converted too.
 """
 
-import copy
 import json
 import time
 
@@ -15,23 +14,11 @@ import pytest
 import yaml
 
 from kapiserver.testing import KapiserverProcess
-from tests.support.conversion_webhook import ConversionWebhook
+from tests.support.conversion_webhook import ConversionWebhook, size_to_replicas
 
 ADMIN = dict(user="admin", groups=["system:masters"])
 GROUP = "conv.example.com"
 NS = "versions"
-
-
-def convert(obj: dict, desired: str) -> dict:
-    """v1 spec.size <-> v2 spec.replicas."""
-    obj = copy.deepcopy(obj)
-    spec = obj.get("spec") or {}
-    if desired.endswith("/v2") and "size" in spec:
-        spec["replicas"] = spec.pop("size")
-    elif desired.endswith("/v1") and "replicas" in spec:
-        spec["size"] = spec.pop("replicas")
-    obj["apiVersion"] = desired
-    return obj
 
 
 def schema(field: str) -> dict:
@@ -65,7 +52,7 @@ def api(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hook(tmp_path_factory):
-    webhook = ConversionWebhook(str(tmp_path_factory.mktemp("conversion-pki")), convert,
+    webhook = ConversionWebhook(str(tmp_path_factory.mktemp("conversion-pki")), size_to_replicas,
                                 hosts=("127.0.0.1", "converter.default.svc"))
     yield webhook
     webhook.close()
@@ -145,7 +132,7 @@ def test_conversion_through_a_service(api, hook):
 
 
 def test_an_untrusted_webhook_fails_the_request(api, hook, tmp_path):
-    other = ConversionWebhook(str(tmp_path / "other-pki"), convert)
+    other = ConversionWebhook(str(tmp_path / "other-pki"), size_to_replicas)
     try:
         install(api, crd("bolts", "Bolt", {"url": hook.url, "caBundle": other.ca_bundle}))
         response = api.request("POST", path("bolts", "v2"), json={

@@ -10,12 +10,25 @@ for ``caBundle``) for ``hosts``; ``connections`` counts the TCP connections acce
 from __future__ import annotations
 
 import base64
+import copy
 import http.server
 import json
 import ssl
 import threading
 
 from kapiserver.pki import PKI
+
+
+def size_to_replicas(obj: dict, desired: str) -> dict:
+    """The tests' conversion: v1 ``spec.size`` <-> v2 ``spec.replicas``."""
+    obj = copy.deepcopy(obj)
+    spec = obj.get("spec") or {}
+    if desired.endswith("/v2") and "size" in spec:
+        spec["replicas"] = spec.pop("size")
+    elif desired.endswith("/v1") and "replicas" in spec:
+        spec["size"] = spec.pop("replicas")
+    obj["apiVersion"] = desired
+    return obj
 
 
 class ConversionWebhook:
