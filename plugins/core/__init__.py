@@ -14,7 +14,7 @@ from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
 from . import services
-from .authentication_info import publish_authentication_info
+from .authentication_info import AuthenticationTrustController, publish_authentication_info
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .endpoints import ENDPOINTS, EndpointsStrategy
 from .events import EVENTS, EventStrategy
@@ -111,4 +111,5 @@ def kapiserver_controllers(config):
                                      "status").store
         return NamespaceController(server, finalize, status)
 
-    return {"namespace": namespace_controller}
+    return {"namespace": namespace_controller,
+            "cluster-authentication-trust": AuthenticationTrustController}

@@ -7,10 +7,10 @@ certificates (``client-ca-file``: the data dir's CA and ``--client-ca-file``) an
 JSON array. What the ConfigMap already holds is kept and combined with this server's (so
 that servers sharing a store do not undo each other), certificates and names once each.
 
-Written at start by every worker (they agree); a ConfigMap edited or deleted later is
-mended at the next start, not within a minute as upstream's controller does. Expired CA
-certificates are not dropped from the combination (that takes parsing certificates, which
-workers avoid).
+Written at start by every worker (they agree), then kept by the elected worker's
+``cluster-authentication-trust`` controller, as upstream's keeps it: a ConfigMap edited or
+deleted is mended at once, and checked again every minute. Expired CA certificates are not
+dropped from the combination (that takes parsing certificates, which workers avoid).
 """
 
 from __future__ import annotations
@@ -21,10 +21,13 @@ import textwrap
 import time
 
 from kapiserver import errors
+from kapiserver.controllers import Controller
 
 NAMESPACE, NAME = "kube-system", "extension-apiserver-authentication"
 MANAGER = "kube-apiserver"
 _BEGIN, _END = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+#: upstream's controller re-checks the ConfigMap this often (seconds), besides on changes.
+RESYNC = 60.0
 #: The request-header lists, in the order upstream writes them.
 _LISTS = ("requestheader-username-headers", "requestheader-group-headers",
           "requestheader-extra-headers-prefix", "requestheader-allowed-names")
@@ -139,3 +142,30 @@ def _ensure_namespace(server) -> None:
                               manage=namespaces.field_manager(MANAGER))
         except errors.AlreadyExists:
             pass
+
+
+class AuthenticationTrustController(Controller):
+    """Keep the ConfigMap holding what this server says (upstream's
+    ``ClusterAuthenticationTrustController``): mend it when it changes, re-check it every
+    ``RESYNC`` seconds."""
+
+    name = "cluster-authentication-trust"
+    interval = 1.0
+
+    def __init__(self, server):
+        self.server = server
+        self.key = server.registries[("", "configmaps")].spec.key(NAMESPACE, NAME)
+        self.watcher = None
+        self.next_check = 0.0
+
+    def sync(self) -> None:
+        cache = self.server.watch_cache
+        if self.watcher is None or self.watcher.closed:
+            # Events pile up while another worker leads; a watcher that overflowed is
+            # closed, and starting over means checking now.
+            self.watcher = cache.watch(self.key, cache.revision)
+            self.next_check = 0.0
+        changed = bool(self.watcher.get(0))
+        if changed or time.monotonic() >= self.next_check:
+            publish_authentication_info(self.server)
+            self.next_check = time.monotonic() + RESYNC

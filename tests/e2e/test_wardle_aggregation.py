@@ -219,6 +219,36 @@ def test_rbac_on_the_main_server_decides_and_the_extension_sees_the_user(servers
     main.kubectl("delete", "flunder", "by-alice", "-n", "demo", check=True)
 
 
+def test_the_trust_configmap_says_whom_to_believe_and_is_mended(servers):
+    main, _ = servers
+    path = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+    data = main.get(path, **ADMIN).json()["data"]
+    assert sorted(data) == ["client-ca-file", "requestheader-allowed-names",
+                            "requestheader-client-ca-file", "requestheader-extra-headers-prefix",
+                            "requestheader-group-headers", "requestheader-username-headers"]
+    assert data["requestheader-allowed-names"] == '["front-proxy-client"]'
+    assert data["requestheader-username-headers"] == '["X-Remote-User"]'
+    assert data["requestheader-group-headers"] == '["X-Remote-Group"]'
+    assert data["requestheader-extra-headers-prefix"] == '["X-Remote-Extra-"]'
+    with open(main.ca_file) as f:
+        assert "".join(f.read().split()) in "".join(data["client-ca-file"].split())
+    # Edited or deleted, it is put back (upstream's controller mends it at once).
+    patch = {"data": {"requestheader-allowed-names": '["mallory"]'}}
+    assert main.request("PATCH", path, data=json.dumps(patch), **ADMIN, headers={
+        "Content-Type": "application/merge-patch+json"}).status_code == 200
+    deadline = time.monotonic() + 10
+    while main.get(path, **ADMIN).json()["data"]["requestheader-allowed-names"] != \
+            '["mallory","front-proxy-client"]':
+        assert time.monotonic() < deadline, "the ConfigMap was not mended"
+        time.sleep(0.1)
+    assert main.request("DELETE", path, **ADMIN).status_code == 200
+    deadline = time.monotonic() + 10
+    while main.get(path, **ADMIN).status_code != 200:
+        assert time.monotonic() < deadline, "the ConfigMap was not made again"
+        time.sleep(0.1)
+    assert main.get(path, **ADMIN).json()["data"] == data
+
+
 def test_kubectl_explain_reads_the_extensions_schema_through_the_main_server(servers):
     main, extension = servers
     wait_openapi(main, True)
