@@ -21,6 +21,7 @@ from ..endpoints.context import RequestContext
 from ..endpoints.request_info import RequestInfoError, new_request_info
 from ..endpoints.responses import http_error, status_response
 from ..errors import Forbidden, InternalError, StatusError, Unauthorized
+from ..warning import recording
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +45,18 @@ def build(server, innermost):
 def with_panic_recovery(server, handler):
     """Turn any escaped exception into a 500 ``Status``; stamp ``Audit-Id`` and caching.
 
-    Also upstream's ``WithAuditInit`` and ``WithCacheControl``: every response, even a
-    crash, carries ``Audit-Id`` (the client's ``Audit-ID`` header if it sent one) and
-    ``Cache-Control: no-cache, private``.
+    Also upstream's ``WithAuditInit``, ``WithCacheControl`` and ``WithWarningRecorder``:
+    every response, even a crash, carries ``Audit-Id`` (the client's ``Audit-ID`` header if
+    it sent one) and ``Cache-Control: no-cache, private``, and the warnings added while the
+    request was served (``kapiserver.warning``) as ``Warning`` headers.
     """
 
     def recover(request):
         audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
         ctx = RequestContext(request, server, audit_id)
         try:
-            response = handler(ctx)
+            with recording(ctx.warnings):
+                response = handler(ctx)
         except StatusError as err:
             response = status_response(err, ctx.accept)
         except Exception:
