@@ -1,9 +1,12 @@
 """Unknown fields of an object, found with the kinds' schemas (``fieldValidation``).
 
-Upstream decodes strictly and reports each field the Go types lack as ``unknown field
-"spec.foo"``; here the protobuf schema tables, which list every field of each built-in
-kind, say which fields exist. Values of free-form types (RawExtension, FieldsV1, …) are
-not inspected.
+Upstream decodes strictly (sigs.k8s.io/json's ``UnmarshalStrict``) and reports each field
+the Go types lack as ``unknown field "spec.ports[0].foo"``: the path of the field's parent
+in the document, struct fields and map keys alike joined with ``.``, list indexes as
+``[i]`` (``appendStrictFieldStackKey``/``appendStrictFieldStackIndex``), the unknown key
+last. Here the protobuf schema tables, which list every field of each built-in kind, say
+which fields exist. Values of free-form types (RawExtension, FieldsV1, …) are not
+inspected.
 
 A plugin's kind that the tables lack but that has OpenAPI definitions (its Go types'
 schemas: the CRD and APIService kinds) is checked against them instead (``SchemaFields``):
@@ -21,13 +24,15 @@ from .protobuf_compile import MAP, MESSAGE, REPEATED
 _TYPE_META = ("kind", "apiVersion")
 
 
-def unknown_fields(obj: dict, api_version: str, kind: str, prune: bool = False) -> list[str] | None:
-    """The paths of ``obj``'s unknown fields, in document order; ``None`` for an unknown kind.
+def unknown_fields(obj: dict, api_version: str, kind: str, prune: bool = False,
+                   codec=None) -> list[str] | None:
+    """The paths of ``obj``'s unknown fields, in document order; ``None`` for a kind
+    ``codec`` (the built-in one by default) does not know.
 
     With ``prune``, the unknown fields are also removed from ``obj``, as decoding into
     upstream's Go types drops them.
     """
-    codec = default_codec()
+    codec = default_codec() if codec is None else codec
     if not codec.known(api_version, kind):
         return None
     found: list[str] = []
@@ -59,7 +64,7 @@ def _walk(value, message, path: str, found: list, doomed: list, top: bool = Fals
                 _walk(item, field.message, f"{where}[{index}]", found, doomed)
         elif field.label == MAP and isinstance(child, dict):
             for name, item in child.items():
-                _walk(item, field.message, f"{where}[{name}]", found, doomed)
+                _walk(item, field.message, f"{where}.{name}", found, doomed)
         else:
             _walk(child, field.message, where, found, doomed)
 

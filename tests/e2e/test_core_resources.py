@@ -326,6 +326,37 @@ def test_field_validation_strict_warn_and_pruning(api):
         'fieldValidation parameter unsupported: "Loud". Valid values are: Ignore, Warn, Strict')
 
 
+SERVICE_YAML = """apiVersion: v1
+kind: Service
+metadata:
+  name: {name}
+  namespace: default
+spec:
+  ports:
+  - port: 80
+    bogus: 1
+"""
+
+
+def test_kubectl_field_validation_names_a_list_item_field_as_upstream(api):
+    # sigs.k8s.io/json's strict error path: a list index in brackets, fields after a dot.
+    refused = api.kubectl("create", "--validate=strict", "-f", "-",
+                          input=SERVICE_YAML.format(name="svc-strict"))
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (BadRequest): error when creating "STDIN": Service in version "v1" '
+        'cannot be handled as a Service: strict decoding error: unknown field '
+        '"spec.ports[0].bogus"\n'), refused.stderr
+    warned = api.kubectl("create", "--validate=warn", "-f", "-",
+                         input=SERVICE_YAML.format(name="svc-warn"))
+    assert warned.returncode == 0, warned.stderr
+    assert warned.stderr == 'Warning: unknown field "spec.ports[0].bogus"\n'
+    stored = api.get("/api/v1/namespaces/default/services/svc-warn", **ADMIN).json()
+    assert [set(port) for port in stored["spec"]["ports"]] == [{"port", "protocol",
+                                                                 "targetPort"}]
+    api.kubectl("delete", "service", "svc-warn", "-n", "default", check=True)
+
+
 def test_field_validation_on_patches(api):
     path = "/api/v1/namespaces/default/configmaps/cm-patched"
     api.request("POST", "/api/v1/namespaces/default/configmaps",
