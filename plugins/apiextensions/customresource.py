@@ -3,9 +3,11 @@
 The generic machinery (``RegistryStore``, ``RESTHandler``, watch, apply) serves custom
 resources as it serves built-ins; what differs is here, as upstream's
 ``pkg/registry/customresource``: the schema validates, defaults and prunes; CEL rules run
-after it; objects are stored in the storage version and converted on the way in and out;
-``status`` and ``scale`` are subresources when the CRD says so; Tables come from the
-``additionalPrinterColumns``; JSON is written with sorted keys (Go's unstructured maps).
+after it; updates are ratcheted (errors about what an update left unchanged are forgiven,
+``CRDValidationRatcheting``); objects are stored in the storage version and converted on
+the way in and out; ``status`` and ``scale`` are subresources when the CRD says so; Tables
+come from the ``additionalPrinterColumns``; JSON is written with sorted keys (Go's
+unstructured maps).
 """
 
 from __future__ import annotations
@@ -181,12 +183,39 @@ class CustomResourceStrategy(Strategy):
                     pruned.append(f"metadata.{key}")
         return pruned + prune(self.schema, obj, is_resource_root=True)
 
-    def _schema_errors(self, obj: dict, old: dict | None) -> list:
-        from .schema.validation import has_extensions, validate
-
+    @property
+    def extensions(self) -> bool:
+        """Whether the schema has embedded resources or set and map lists to check."""
         if self._extensions is None:
+            from .schema.validation import has_extensions
+
             self._extensions = has_extensions(self.schema)
-        errs = validate(self.schema, obj, extensions=self._extensions)
+        return self._extensions
+
+    def _schema_errors(self, obj: dict, old: dict | None) -> list:
+        """The schema, embedded resources, list types, then the CEL rules; on update
+        (``old`` given) ratcheted as upstream's ``customResourceStrategy.ValidateUpdate``."""
+        from .schema.validation import validate
+
+        if old is None:
+            return self._rule_errors(validate(self.schema, obj, extensions=self.extensions),
+                                     obj, None, None)
+        from .schema.correlation import Correlated
+        from .schema.objectmeta import validate_embedded_resources
+        from .schema.validation import validate_openapi_update
+
+        correlated = Correlated(obj, old, self.schema)
+        errs = validate_openapi_update(self.schema, obj, old, correlated=correlated)
+        if self.extensions:
+            # Embedded ObjectMeta is checked as on create (upstream does not ratchet it);
+            # set and map lists are, as a whole: not when the old object broke them already.
+            errs += validate_embedded_resources(self.schema, obj)
+            errs += _list_type_errors(self.schema, obj, old)
+        return self._rule_errors(errs, obj, old, correlated)
+
+    def _rule_errors(self, errs: list, obj: dict, old: dict | None, correlated) -> list:
+        """``errs`` and the CEL rules' errors, unless ``errs`` blocks them. The failures
+        ratcheting excuses become Warning headers, as upstream's ``warning.AddWarning``."""
         rules = self.rules
         if rules.empty:
             return errs
@@ -199,7 +228,15 @@ class CustomResourceStrategy(Strategy):
                                            "the object was invalid; correct the existing "
                                            "errors to complete validation"))
             return errs
-        return errs + rules.validate(obj, old)
+        if correlated is None:
+            return errs + rules.validate(obj, old)
+        from kapiserver.warning import add_warning
+
+        warnings = []
+        errs = errs + rules.validate(obj, old, correlated, warnings)
+        for text in warnings:
+            add_warning(text)
+        return errs
 
     # -- create and update --------------------------------------------------------------------
 
@@ -353,7 +390,37 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
 
         return (validate_object_meta_update(new.get("metadata") or {},
                                             old.get("metadata") or {})
-                + self._schema_errors(new, old) + self._scale_errors(new))
+                + self._status_errors(new, old) + self._scale_errors(new))
+
+    def _status_errors(self, new: dict, old: dict) -> list:
+        """``statusStrategy.ValidateUpdate``: only the status is checked against the
+        schema (its own, with paths under ``status``), ratcheted; then the list types and
+        the CEL rules of the whole object, ratcheted too."""
+        from .schema.correlation import Correlated
+        from .schema.validation import validate_openapi_update
+
+        correlated = Correlated(new, old, self.schema)
+        errs = []
+        if "status" in new:
+            schema = (self.schema.get("properties") or {}).get("status") or {}
+            status, old_status = new["status"], old.get("status")
+            errs += validate_openapi_update(
+                schema, status, old_status, FieldPath("status"),
+                correlated.key("status") or Correlated(status, old_status, schema))
+        if self.extensions:
+            errs += _list_type_errors(self.schema, new, old)
+        return self._rule_errors(errs, new, old, correlated)
+
+
+def _list_type_errors(schema: dict, new: dict, old: dict) -> list:
+    """``ValidateListSetsAndMaps`` of an update: the new object's duplicates, unless the old
+    object had some already (upstream ratchets list types as a whole)."""
+    from .schema.listtype import validate_list_types
+
+    errs = validate_list_types(schema, new)
+    if errs and validate_list_types(schema, old):
+        return []
+    return errs
 
 
 class UnstructuredItemCache(ItemCache):

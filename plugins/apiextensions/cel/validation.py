@@ -6,6 +6,13 @@ additionalProperties), compiled once. :meth:`RuleSet.validate` walks the object,
 ``self`` (and, on update, ``oldSelf`` to the correlated old value) at every node with rules,
 and turns false rules into field errors worded as upstream's.
 
+Ratcheting (``CRDValidationRatcheting``, on by default since 1.30): on update every rule
+still runs, but a rule that does not use ``oldSelf`` and fails at a node that is unchanged
+(or, where the node does not correlate, whose nearest correlatable ancestor is unchanged)
+is a warning, not an error, as upstream's ``ratchetingOptions.shouldRatchetError``.
+Transition rules are never ratcheted. Failures to evaluate (runtime errors, the cost budget)
+are errors either way.
+
 Cost: cel-cpp counts no cost, so the runtime budget is enforced before a rule runs, with the
 cost estimator fed the sizes of the values bound (an upper bound of cel-go's actual cost).
 When the schema's own bounds already keep every rule under ``PerCallLimit`` and all of them
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 from kapiserver.apimachinery.field_errors import ErrorType, FieldError, FieldPath
 
+from ..schema.correlation import make_map_list, ratchets
 from . import compiler
 from . import cost as costs
 from . import types
@@ -91,12 +99,17 @@ class RuleSet:
         total, worst = builder.total_cost, builder.worst_rule
         return cls(root, worst > PER_CALL_LIMIT or total > RUNTIME_COST_BUDGET)
 
-    def validate(self, obj: dict, old: dict | None = None) -> list[FieldError]:
-        """Every failed rule of ``obj`` (``old`` on update) as a field error."""
+    def validate(self, obj: dict, old: dict | None = None, correlated=None,
+                 warnings: list[str] | None = None) -> list[FieldError]:
+        """Every failed rule of ``obj`` (``old`` on update) as a field error.
+
+        ``correlated`` (the ``schema.correlation.Correlated`` of ``obj`` and ``old``) turns
+        ratcheting on: the failures it excuses are appended to ``warnings`` (when given) as
+        the text upstream puts in a Warning header."""
         if self.root is None:
             return []
-        run = _Run(self.accounting)
-        run.node(self.root, None, obj, old)
+        run = _Run(self.accounting, warnings)
+        run.node(self.root, None, obj, old, correlated, None)
         return run.errors
 
 
@@ -173,40 +186,58 @@ class _Stop(Exception):
 class _Run:
     """One validation: the errors so far and the remaining budget."""
 
-    def __init__(self, accounting: bool):
+    def __init__(self, accounting: bool, warnings: list[str] | None):
         self.errors: list[FieldError] = []
+        self.warnings = warnings
         self.accounting = accounting
         self.remaining = RUNTIME_COST_BUDGET
 
-    def node(self, node: _Node, path, obj, old) -> None:
+    def node(self, node: _Node, path, obj, old, corr, parent) -> None:
         try:
-            self._node(node, path, obj, old)
+            self._node(node, path, obj, old, corr, parent)
         except _Stop:
             pass
 
-    def _node(self, node: _Node, path, obj, old) -> None:
+    def _node(self, node: _Node, path, obj, old, corr, parent) -> None:
+        """Validate ``obj`` (``old``: its old value for ``oldSelf``) at ``node``. ``corr`` is
+        its correlation for ratcheting, None where it has none; ``parent`` then its nearest
+        correlatable ancestor (upstream's ``ratchetingOptions``)."""
         if obj is None:
             return
         if node.rules:
-            self._rules(node, path, obj, old)
+            self._rules(node, path, obj, old, corr, parent)
         if isinstance(obj, list) and node.items is not None:
-            old_items = _correlate(node.map_keys, old) if node.map_keys else None
+            old_items = make_map_list(node.schema, old) if node.map_keys else None
             for i, item in enumerate(obj):
-                old_item = old_items.get(_map_key(node.map_keys, item)) \
-                    if old_items is not None else None
-                self._node(node.items, _index(path, i), item, old_item)
+                old_item = old_items.get(item) if old_items is not None else None
+                if corr is not None:
+                    self._node(node.items, _index(path, i), item, old_item, corr.index(i),
+                               corr)
+                else:
+                    self._node(node.items, _index(path, i), item, old_item, None, parent)
         elif isinstance(obj, dict):
             old_map = old if isinstance(old, dict) and node.correlatable else None
             if node.additional is not None:
                 for key in sorted(obj):
                     self._node(node.additional, _key(path, key), obj[key],
-                               old_map.get(key) if old_map is not None else None)
+                               old_map.get(key) if old_map is not None else None,
+                               *_step(corr, parent, key))
             if node.properties:
                 for key in sorted(obj):
                     sub = node.properties.get(key)
                     if sub is not None:
                         self._node(sub, _child(path, key), obj[key],
-                                   old_map.get(key) if old_map is not None else None)
+                                   old_map.get(key) if old_map is not None else None,
+                                   *_step(corr, parent, key))
+
+    def _fail(self, error: FieldError, ratcheted: bool) -> None:
+        """Report a failed rule: an error, or a warning when ratcheting excuses it."""
+        if not ratcheted:
+            self.errors.append(error)
+        elif self.warnings is not None:
+            text = str(error)
+            if text not in self.warnings:
+                self.warnings.append(text)
 
     def _charge(self, node: _Node, compiled: compiler.Compiled, values: dict) -> int:
         if compiled.constant_cost is not None:
@@ -216,7 +247,7 @@ class _Run:
         unknown = (0, costs.input_size(v for v in values.values() if v is not None) + literal)
         return costs.estimate(compiled.checked, size_of, unknown)[1]
 
-    def _rules(self, node: _Node, path, obj, old) -> None:
+    def _rules(self, node: _Node, path, obj, old, corr, parent) -> None:
         if self.accounting and self.remaining <= 0:
             self.errors.append(FieldError.invalid(path, node.kind, _OUT_OF_BUDGET))
             raise _Stop
@@ -257,13 +288,15 @@ class _Run:
             target = path
             if rule.field_path:
                 target = _child(path, rule.field_path)
+            # Only failures are ratcheted: the rule ran (and cost) whatever the answer.
+            ratcheted = not rule.uses_old_self and ratchets(corr, parent)
             detail = None
             if rule.message is not None:
-                detail = self._message(node, target, rule, activation, obj, old)
+                detail = self._message(node, target, rule, activation, obj, old, ratcheted)
             if detail is None:
                 detail = _default_message(rule.rule)
-            self.errors.append(_error_for_reason(target, node.kind, detail,
-                                                 rule.rule.get("reason")))
+            self._fail(_error_for_reason(target, node.kind, detail, rule.rule.get("reason")),
+                       ratcheted)
 
     def _runtime_error(self, node, path, rule, error: str) -> None:
         if compiler.is_iteration_limit(error):
@@ -277,20 +310,21 @@ class _Run:
             detail = f"{text} evaluating rule: {_rule_text(rule.rule)}"
         self.errors.append(FieldError.invalid(path, node.kind, detail))
 
-    def _message(self, node, path, rule, activation, obj, old) -> str | None:
+    def _message(self, node, path, rule, activation, obj, old, ratcheted) -> str | None:
         """``evalMessageExpression``: the message, or None to fall back to the static one."""
         compiled = rule.message
         if self.accounting:
             charge = self._charge(node, compiled, {"self": obj, "oldSelf": old})
             if charge > PER_CALL_LIMIT:
-                self.errors.append(FieldError.invalid(
+                self._fail(FieldError.invalid(
                     path, node.kind, "no further validation rules will be run due to call cost "
-                    f"exceeds limit for messageExpression: {_go_q(compiled.source)}"))
+                    f"exceeds limit for messageExpression: {_go_q(compiled.source)}"),
+                    ratcheted)
                 raise _Stop
             if charge > self.remaining:
-                self.errors.append(FieldError.invalid(
+                self._fail(FieldError.invalid(
                     path, node.kind, "messageExpression evaluation failed due to running out "
-                    "of cost budget, no further validation rules will be run"))
+                    "of cost budget, no further validation rules will be run"), ratcheted)
                 raise _Stop
             self.remaining -= charge
         result = _evaluate(compiled.program, activation, want=str)
@@ -381,27 +415,12 @@ def _key(path, key: str) -> FieldPath:
     return path.key(key) if path is not None else FieldPath._node("", key, None)
 
 
-def _map_key(keys: tuple, item):
-    if not isinstance(item, dict):
-        return None
-    return tuple(_hashable(item.get(k)) for k in keys)
-
-
-def _hashable(value):
-    if isinstance(value, (dict, list)):
-        import json
-
-        return json.dumps(value, sort_keys=True)
-    return (type(value).__name__, value)
-
-
-def _correlate(keys: tuple, old) -> dict | None:
-    """``makeMapList``: the old items of a map-type list by their keys."""
-    if not isinstance(old, list):
-        return None
-    out = {}
-    for item in old:
-        key = _map_key(keys, item)
-        if key is not None and key not in out:
-            out[key] = item
-    return out
+def _step(corr, parent, key: str) -> tuple:
+    """``ratchetingOptions.key``: the correlation of child ``key`` and its nearest
+    correlatable ancestor. Below a node that does not correlate, nothing does; at the root
+    ``kind`` and ``apiVersion`` never ratchet (both objects were converted to one version)."""
+    if corr is None:
+        return None, parent
+    if parent is None and (key == "apiVersion" or key == "kind"):
+        return None, None
+    return corr.key(key), corr

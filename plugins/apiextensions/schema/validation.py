@@ -15,6 +15,10 @@ Mirrors what ``customResourceStrategy.Validate`` runs on a custom resource, in i
 Go ranges over maps in random order, so upstream's order between sibling properties is not
 fixed; here siblings go in sorted order, which is one of upstream's orders.
 
+On update, :func:`validate_openapi_update` is upstream's ``RatchetingSchemaValidator``
+(``CRDValidationRatcheting``, on by default since 1.30): the same checks, with the errors
+of nodes unchanged since the old object dropped (see the ``correlation`` module).
+
 Values are JSON as Python decodes it: ``int`` stands for Go's ``int64`` (and, past its range,
 ``float64``), ``float`` for ``float64``. kube-openapi tells them apart, so this code does too
 (``1`` and ``1.0`` are different enum values; ``3.0`` is an integer by type).
@@ -32,7 +36,8 @@ from kapiserver.apimachinery.field_errors import FieldError, FieldPath, go_float
 
 from .formats import check_format, supported_format
 
-__all__ = ["validate", "validate_openapi", "has_extensions", "go_json"]
+__all__ = ["validate", "validate_openapi", "validate_openapi_update", "has_extensions",
+           "go_json"]
 
 _IN = "body"
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -252,8 +257,11 @@ def _type_error(name: str, type_name: str, value: str) -> tuple:
     return (_TYPE, name, value, message, None)
 
 
-def _check(s: dict, data, name: str, out: list) -> int:
-    """``SchemaValidator.Validate``: append raw errors to ``out``; return the match count."""
+def _check(s: dict, data, name: str, out: list, corr=None) -> int:
+    """``SchemaValidator.Validate``: append raw errors to ``out``; return the match count.
+
+    ``corr`` (a ``correlation.Correlated``, on update) makes the properties and items below
+    ratchet (see :func:`_ratchet`); this node's own errors are its caller's to ratchet."""
     if data is None:
         # Only the type and enum checks run on null (SchemaValidator.Validate).
         types = _types(s)
@@ -286,12 +294,26 @@ def _check(s: dict, data, name: str, out: list) -> int:
         count += 2
         _number(s, _go_value(data), kind, name, out)
     elif kind == _SLICE:
-        count += 1 + _slice(s, data, name, out)
+        count += 1 + _slice(s, data, name, out, corr)
     count += 1
     if "enum" in s:
         _enum(s, data, name, out)
     if kind == _MAP:
-        count += 1 + _object(s, data, name, out)
+        count += 1 + _object(s, data, name, out, corr)
+    return count
+
+
+def _ratchet(s: dict, data, name: str, out: list, corr) -> int:
+    """``ratchetingValueValidator.Validate``: validate a node whose old value correlates
+    (``corr``; None validates as on create) and drop every error of its subtree when it is
+    unchanged. The errors of a node that does not correlate (a set item, a new key) are its
+    parent's, so they ratchet with the nearest node that does."""
+    if corr is None:
+        return _check(s, data, name, out)
+    start = len(out)
+    count = _check(s, data, name, out, corr)
+    if len(out) > start and corr.equal():
+        del out[start:]
     return count
 
 
@@ -388,13 +410,17 @@ def _bound(value, is_int: bool):
     return f
 
 
-def _slice(s: dict, data: list, name: str, out: list) -> int:
+def _slice(s: dict, data: list, name: str, out: list, corr=None) -> int:
     """``schemaSliceValidator``: items first, then minItems, maxItems, uniqueItems."""
     count = 0
     items = s.get("items")
     if isinstance(items, dict):
-        for i, item in enumerate(data):
-            count += _check(items, item, f"{name}[{i}]", out)
+        if corr is None:
+            for i, item in enumerate(data):
+                count += _check(items, item, f"{name}[{i}]", out)
+        else:
+            for i, item in enumerate(data):
+                count += _ratchet(items, item, f"{name}[{i}]", out, corr.index(i))
     size = len(data)
     min_items = s.get("minItems")
     if min_items is not None and size < min_items:
@@ -443,7 +469,7 @@ def _enum(s: dict, data, name: str, out: list) -> None:
     out.append((_ENUM, name, data, f"{name} in {_IN} should be one of {go_json(enum)}", enum))
 
 
-def _object(s: dict, data: dict, name: str, out: list) -> int:
+def _object(s: dict, data: dict, name: str, out: list, corr=None) -> int:
     """``objectValidator``: min/maxProperties, extra keys, properties, then required."""
     size = len(data)
     min_props = s.get("minProperties")
@@ -465,17 +491,34 @@ def _object(s: dict, data: dict, name: str, out: list) -> int:
     elif isinstance(additional, dict):
         for key in sorted(data):
             if key not in props:
-                count += _check(additional, data[key], f"{name}.{key}", out)
+                if corr is None:
+                    count += _check(additional, data[key], f"{name}.{key}", out)
+                else:
+                    count += _ratchet(additional, data[key], f"{name}.{key}", out,
+                                      _property(corr, name, key))
     if props:
         prefix = name + "." if name else ""
         for key in sorted(props) if len(props) > 1 else props:
             if key in data:
-                count += _check(props[key], data[key], prefix + key, out)
+                if corr is None:
+                    count += _check(props[key], data[key], prefix + key, out)
+                else:
+                    count += _ratchet(props[key], data[key], prefix + key, out,
+                                      _property(corr, name, key))
     for key in s.get("required") or ():
         if key not in data:
             out.append((_REQUIRED, f"{name}.{key}", None, f"{name}.{key} in {_IN} is required",
                         None))
     return count
+
+
+def _property(corr, name: str, key: str):
+    """The correlation of property or map key ``key``; at the root (``name`` is "")
+    ``kind`` and ``apiVersion`` never correlate: both objects were converted to the same
+    version, so a change there is not visible (upstream's ``isTypeMetaField``)."""
+    if not name and (key == "kind" or key == "apiVersion"):
+        return None
+    return corr.key(key)
 
 
 def _schema_props(s: dict, data, name: str, out: list) -> int:
@@ -589,6 +632,32 @@ def validate_openapi(schema: dict, obj, path: FieldPath | None = None) -> list[F
         return []
     raw = []
     _check(schema, obj, "", raw)
+    return _to_field_errors(raw, path) if raw else []
+
+
+def validate_openapi_update(schema: dict, obj, old, path: FieldPath | None = None,
+                            correlated=None) -> list[FieldError]:
+    """kube-openapi's schema validation of an update, ratcheted as upstream's
+    ``RatchetingSchemaValidator.ValidateUpdate``: an error is dropped when the node it was
+    raised at (for ``required``, ``maxProperties`` and the like, the object holding the
+    field; for ``anyOf`` and friends, the node declaring them) is unchanged and correlates
+    with the old object (``correlated``: the ``correlation.Correlated`` of ``obj``, built
+    when not given).
+
+    An update that validates cleanly is validated once, as a create is; only one with
+    errors is walked again with its old value."""
+    if not schema:
+        return []
+    raw = []
+    _check(schema, obj, "", raw)
+    if not raw:
+        return []
+    if correlated is None:
+        from .correlation import Correlated
+
+        correlated = Correlated(obj, old, schema)
+    raw = []
+    _ratchet(schema, obj, "", raw, correlated)
     return _to_field_errors(raw, path) if raw else []
 
 
