@@ -234,7 +234,9 @@ class RESTHandler:
         from ..runtime.unknown_fields import SchemaFields
 
         described = kind_definitions(self.spec)
-        return None if described is None else SchemaFields(*described)
+        if described is None:
+            return None
+        return SchemaFields(*described, unmarshalers=self.spec.openapi_unmarshalers)
 
     def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors) -> None:
         """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown

@@ -43,6 +43,11 @@ class ResourceSpec:
     #: The definition name of ``kind``; by default the one whose
     #: ``x-kubernetes-group-version-kind`` names this group, version and kind.
     openapi_model: str = ""
+    #: The definitions whose Go types decode themselves (``UnmarshalJSON``), which their
+    #: schemas cannot show: each name maps to the definition its value is decoded into
+    #: without strictness (unknown fields inside dropped, never reported), or to ``None``
+    #: when the JSON is kept as sent (see ``runtime.unknown_fields.SchemaFields``).
+    openapi_unmarshalers: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.list_kind:

@@ -53,10 +53,11 @@ class APIExtensionsV1(APIGroupInstaller):
     delegate = DELEGATE
 
     def install(self, server):
-        from .openapi import crd_definitions
+        from .openapi import crd_definitions, crd_unmarshalers
 
         # Upstream's schemas, read when the group is installed (never at import).
-        spec = dataclasses.replace(CRDS, openapi_definitions=crd_definitions())
+        spec = dataclasses.replace(CRDS, openapi_definitions=crd_definitions(),
+                                   openapi_unmarshalers=crd_unmarshalers())
         return APIGroupInfo(self.group, {"v1": {
             "customresourcedefinitions": server.rest_handler(
                 spec, CRDStrategy(spec), registry_class=CRDRegistryStore),

@@ -53,6 +53,17 @@ def crd_definitions() -> dict:
     return read_definitions(CRD_DEFINITIONS_FILE)
 
 
+def crd_unmarshalers() -> dict:
+    """The CRD types that decode themselves (``ResourceSpec.openapi_unmarshalers``): the
+    ``JSONSchemaPropsOr*`` wrappers decode their schemas with the non-strict
+    ``json.Unmarshal`` (upstream's ``marshal.go``), which drops unknown fields without a
+    word; ``JSON`` keeps its value as sent."""
+    model = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+    props = model + "JSONSchemaProps"
+    return {props + "OrArray": props, props + "OrBool": props,
+            props + "OrStringArray": props, model + "JSON": None}
+
+
 def definition_name(group: str, version: str, kind: str) -> str:
     return ".".join(reversed(group.split("."))) + f".{version}.{kind}"
 

@@ -649,3 +649,76 @@ def test_kubectl_strict_validation_refuses_an_unknown_crd_field(api):
     stored = json.loads(kubectl(api, "get", "crd", "doodads.apply.example.com",
                                 "-o", "json").stdout)
     assert "bogus" not in stored["spec"]
+
+
+NESTED_CRD = CRD.replace("gizmos", "knobs").replace("Gizmo", "Knob").replace(
+    "gizmo", "knob").replace(
+    "    storage: true\n",
+    "    storage: true\n    subresources:\n      status: {{}}\n").format(short_names="kn")
+
+
+def test_kubectl_strict_validation_names_unknown_fields_in_list_items_and_empty_structs(api):
+    # subresources.status is a struct without fields (CustomResourceSubresourceStatus);
+    # spec.versions[0] a list item; items a schema decoded leniently (JSONSchemaPropsOrArray).
+    manifest = NESTED_CRD.replace("status: {}", "status: {enabled: true}").replace(
+        "    storage: true\n", "    storage: true\n    bogus: 1\n").replace(
+        "size: {type: integer}",
+        "size: {type: integer}\n              tags: {type: array, items: {type: string, "
+        "whatever: 1}}")
+    refused = kubectl(api, "apply", "--validate=strict", "-f", "-", input=manifest)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (BadRequest): error when creating "STDIN": CustomResourceDefinition '
+        'in version "v1" cannot be handled as a CustomResourceDefinition: strict decoding error: '
+        'unknown field "spec.versions[0].bogus", '
+        'unknown field "spec.versions[0].subresources.status.enabled"\n'), refused.stderr
+    assert kubectl(api, "get", "crd", "knobs.apply.example.com").returncode == 1
+    warned = kubectl(api, "apply", "--validate=warn", "-f", "-", input=manifest)
+    assert warned.returncode == 0, warned.stderr
+    assert warned.stderr == (
+        'Warning: unknown field "spec.versions[0].bogus"\n'
+        'Warning: unknown field "spec.versions[0].subresources.status.enabled"\n')
+    stored = get(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                      "knobs.apply.example.com").json()
+    version = stored["spec"]["versions"][0]
+    assert "bogus" not in version and version["subresources"] == {"status": {}}
+    # What the lenient decoder dropped is gone too, without a word.
+    assert version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
+        "tags"] == {"type": "array", "items": {"type": "string"}}
+    assert kubectl(api, "delete", "crd", "knobs.apply.example.com").returncode == 0
+
+
+APISERVICE = """apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.fieldvalidation.example.com
+spec:
+  group: fieldvalidation.example.com
+  version: v1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service:
+    namespace: default
+    name: absent
+    prot: 443
+"""
+
+
+def test_kubectl_strict_validation_names_an_unknown_apiservice_field(api):
+    refused = kubectl(api, "apply", "--validate=strict", "-f", "-", input=APISERVICE)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (BadRequest): error when creating "STDIN": APIService in version '
+        '"v1" cannot be handled as a APIService: strict decoding error: unknown field '
+        '"spec.service.prot"\n'), refused.stderr
+    path = "/apis/apiregistration.k8s.io/v1/apiservices/v1.fieldvalidation.example.com"
+    assert get(api, path).status_code == 404
+    warned = kubectl(api, "apply", "--validate=warn", "-f", "-", input=APISERVICE)
+    try:
+        assert warned.returncode == 0, warned.stderr
+        assert warned.stderr == 'Warning: unknown field "spec.service.prot"\n'
+        assert get(api, path).json()["spec"]["service"] == {"namespace": "default",
+                                                            "name": "absent", "port": 443}
+    finally:
+        api.request("DELETE", path, **ADMIN)

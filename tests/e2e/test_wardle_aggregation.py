@@ -141,6 +141,28 @@ def test_fischers_ban_flunder_names(servers):
     main.kubectl("delete", "flunder", "banned", "-n", "demo", check=True)
 
 
+def test_a_flunder_status_is_a_struct_without_fields(servers):
+    # FlunderStatus is an empty Go struct: every field in it is unknown, as upstream decodes.
+    main, extension = servers
+    body = yaml.safe_load(flunder("with-status"))
+    body["status"] = {"phase": "Ready"}
+    refused = main.kubectl("create", "-n", "demo", "--validate=strict", "-f", "-",
+                           input=yaml.safe_dump(body))
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        'Error from server (BadRequest): error when creating "STDIN": Flunder in version '
+        '"v1alpha1" cannot be handled as a Flunder: strict decoding error: unknown field '
+        '"status.phase"\n'), refused.stderr
+    warned = main.kubectl("create", "-n", "demo", "--validate=warn", "-f", "-",
+                          input=yaml.safe_dump(body))
+    assert warned.returncode == 0, warned.stderr
+    assert warned.stderr == 'Warning: unknown field "status.phase"\n'
+    stored = extension.get("/apis/wardle.example.com/v1alpha1/namespaces/demo/flunders/"
+                           "with-status", **ADMIN).json()
+    assert stored["status"] == {}
+    main.kubectl("delete", "flunder", "with-status", "-n", "demo", check=True)
+
+
 def test_the_extension_believes_only_the_front_proxy(servers):
     main, extension = servers
     path = "/apis/wardle.example.com/v1alpha1/namespaces/demo/flunders"
