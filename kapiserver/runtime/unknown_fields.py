@@ -4,8 +4,8 @@ Upstream decodes strictly (sigs.k8s.io/json's ``UnmarshalStrict``) and reports e
 the Go types lack as ``unknown field "spec.ports[0].foo"``: the path of the field's parent
 in the document, struct fields and map keys alike joined with ``.``, list indexes as
 ``[i]`` (``appendStrictFieldStackKey``/``appendStrictFieldStackIndex``), the unknown key
-last. An unknown field's own value is not inspected; unknown fields are dropped, as
-decoding into the Go types drops them.
+last. An unknown field's own value is not inspected, and at most 100 are reported; all of
+them are dropped, as decoding into the Go types drops them.
 
 Built-in kinds are checked with the protobuf schema tables, which list every field of each
 kind (``unknown_fields``); the values of types that decode themselves (RawExtension,
@@ -35,6 +35,8 @@ from .protobuf_compile import MAP, MESSAGE, REPEATED
 
 #: Fields every object has in JSON that its message does not list (Go's inline TypeMeta).
 _TYPE_META = ("kind", "apiVersion")
+#: sigs.k8s.io/json keeps no more strict errors than this (``saveStrictError``).
+MAX_REPORTED = 100
 
 
 def unknown_fields(obj: dict, api_version: str, kind: str, prune: bool = False,
@@ -66,7 +68,8 @@ def _walk(value, message, path: str, found: list, doomed: list, top: bool = Fals
             continue
         field = fields.get(key)
         if field is None:
-            found.append(f"{path}.{key}" if path else key)
+            if len(found) < MAX_REPORTED:
+                found.append(f"{path}.{key}" if path else key)
             doomed.append((value, key))
             continue
         if field.kind != MESSAGE or child is None:
@@ -209,7 +212,7 @@ def _walk_node(value, node: _Node, path: str, found: list, doomed: list, report:
             if sub is None:
                 if top and key in _TYPE_META:
                     continue
-                if report:
+                if report and len(found) < MAX_REPORTED:
                     found.append(f"{path}.{key}" if path else key)
                 doomed.append((value, key))
             elif sub.kind != _FREE and child is not None:

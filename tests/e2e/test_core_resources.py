@@ -357,6 +357,22 @@ def test_kubectl_field_validation_names_a_list_item_field_as_upstream(api):
     api.kubectl("delete", "service", "svc-warn", "-n", "default", check=True)
 
 
+def test_field_validation_names_at_most_one_hundred_fields(api):
+    body = {"metadata": {"name": "cm-many"}, **{f"f{i:03}": i for i in range(150)}}
+    path = "/api/v1/namespaces/default/configmaps"
+    strict = api.request("POST", path + "?fieldValidation=Strict", json=body, **ADMIN)
+    assert_status(strict, 400, "BadRequest",
+                  'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding '
+                  'error: ' + ", ".join(f'unknown field "f{i:03}"' for i in range(100)))
+    # One Warning header each (more than Python's http.client reads): ask kubectl.
+    created = api.kubectl("create", "--validate=warn", "-n", "default", "-o", "json", "-f", "-",
+                          input=json.dumps({"apiVersion": "v1", "kind": "ConfigMap", **body}))
+    assert created.returncode == 0, created.stderr
+    assert created.stderr.splitlines() == [
+        f'Warning: unknown field "f{i:03}"' for i in range(100)]
+    assert not [key for key in json.loads(created.stdout) if key.startswith("f")]
+
+
 def test_field_validation_on_patches(api):
     path = "/api/v1/namespaces/default/configmaps/cm-patched"
     api.request("POST", "/api/v1/namespaces/default/configmaps",

@@ -13,7 +13,7 @@ from kapiserver import errors
 from kapiserver.endpoints.handlers import RESTHandler
 from kapiserver.openapi import schemas
 from kapiserver.runtime import protobuf, protobuf_schemas
-from kapiserver.runtime.unknown_fields import SchemaFields, unknown_fields
+from kapiserver.runtime.unknown_fields import MAX_REPORTED, SchemaFields, unknown_fields
 from kapiserver_plugins.aggregator.apiservices import APISERVICES
 from kapiserver_plugins.aggregator.apiservices import openapi_definitions as apiservice_defs
 from kapiserver_plugins.apiextensions.crds import CRDS
@@ -212,6 +212,13 @@ def test_an_unmarshaler_must_decode_into_a_known_definition():
         described(THING_DEFINITIONS, THING, {"com.example.v1.JSON": "com.example.v1.Missing"})
 
 
+def test_at_most_one_hundred_are_reported_and_all_are_pruned():
+    obj = thing(**{f"f{i:03}": i for i in range(150)})
+    found = described(THING_DEFINITIONS, THING).unknown_fields(obj, prune=True)
+    assert found == [f"f{i:03}" for i in range(MAX_REPORTED)]
+    assert obj == thing()
+
+
 def test_apiservice_service_reference():
     apiservice = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
                   "metadata": {"name": "v1.example.com"},
@@ -242,6 +249,13 @@ def test_builtin_map_values_are_named_by_a_dotted_key_like_schema_ones():
     expected = ["parts[0].bogus", "partsByName.first.typo", "partsByName.second.one.nme"]
     assert unknown_fields(copy.deepcopy(obj), "example.com/v1", "Thing", codec=codec) == expected
     assert described(THING_DEFINITIONS, THING).unknown_fields(obj) == expected
+
+
+def test_builtin_kinds_report_at_most_one_hundred():
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+           **{f"f{i:03}": i for i in range(101)}}
+    assert len(unknown_fields(obj, "v1", "ConfigMap", prune=True)) == MAX_REPORTED
+    assert obj == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
 
 
 # -- the handler's answers: upstream's texts -------------------------------------------------
