@@ -410,6 +410,125 @@ def test_cel_rules_and_transition_rules(api):
     assert "size may not shrink" in body["details"]["causes"][0]["message"]
 
 
+# -- validation ratcheting ----------------------------------------------------------------------
+
+RATCHETS = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": f"ratchets.{GROUP}"},
+    "spec": {"group": GROUP, "scope": "Namespaced",
+             "names": {"plural": "ratchets", "kind": "Ratchet"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                               "spec": {"type": "object", "properties": {
+                                   "name": {"type": "string"}, "size": {"type": "integer"},
+                                   "note": {"type": "string"}}},
+                               "status": {"type": "object", "properties": {
+                                   "phase": {"type": "string"}}}}}}}]}}
+TIGHTENED = [
+    {"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/"
+                          "name/maxLength", "value": 5},
+    {"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/"
+                          "size/x-kubernetes-validations",
+     "value": [{"rule": "self <= 10", "message": "size must be at most 10"}]}]
+MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
+
+
+def ratchets_path(name: str = "") -> str:
+    return f"/apis/{GROUP}/v1/namespaces/{NS}/ratchets" + (f"/{name}" if name else "")
+
+
+def ratchet(object_name: str, **spec) -> dict:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Ratchet", "metadata": {"name": object_name},
+            "spec": spec}
+
+
+def wait_refused(api, body: dict, times: int = 8, timeout: float = 20) -> None:
+    """Wait until ``times`` dry-run creates of ``body`` in a row are refused: both workers
+    serve the CRD's new schema."""
+    deadline, refused = time.monotonic() + timeout, 0
+    while refused < times:
+        assert time.monotonic() < deadline, "the tightened schema was not served in time"
+        response = api.request("POST", ratchets_path() + "?dryRun=All", json=body, **ADMIN)
+        refused = refused + 1 if response.status_code == 422 else 0
+        if not refused:
+            time.sleep(0.05)
+
+
+def test_updates_after_the_schema_was_tightened_ratchet_as_upstream(api):
+    response = api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                           json=RATCHETS, **ADMIN)
+    assert response.status_code == 201, response.text
+    api.wait_established(f"ratchets.{GROUP}")
+    for name in ("r1", "r2"):
+        response = api.request("POST", ratchets_path(),
+                               json=ratchet(name, name="much-too-long", size=20, note="a"),
+                               **ADMIN)
+        assert response.status_code == 201, response.text
+    api.kubectl("patch", "crd", f"ratchets.{GROUP}", "--type=json", "-p",
+                json.dumps(TIGHTENED), check=True)
+    wait_refused(api, ratchet("new", name="much-too-long", size=1))
+    wait_refused(api, ratchet("new", name="ok", size=20))
+    warned = 'Warning: spec.size: Invalid value: "integer": size must be at most 10\n'
+
+    # What the updates leave alone is forgiven; the CEL rule that fails where nothing
+    # changed is a warning, as upstream's.
+    labelled = api.kubectl("label", "-n", NS, "ratchet", "r1", "team=a")
+    assert (labelled.returncode, labelled.stdout) == (0, f"ratchet.{GROUP}/r1 labeled\n")
+    assert labelled.stderr == warned
+    status = api.kubectl("patch", "-n", NS, "ratchet", "r1", "--subresource=status",
+                         "--type=merge", "-p", '{"status":{"phase":"Ready"}}')
+    assert (status.returncode, status.stdout, status.stderr) == (
+        0, f"ratchet.{GROUP}/r1 patched\n", warned)
+    noted = api.kubectl("patch", "-n", NS, "ratchet", "r1", "--type=merge", "-p",
+                        '{"spec":{"note":"b"}}')
+    assert (noted.returncode, noted.stdout, noted.stderr) == (
+        0, f"ratchet.{GROUP}/r1 patched\n", warned)
+    current = api.get(ratchets_path("r1"), **ADMIN).json()
+    assert current["metadata"]["labels"] == {"team": "a"}
+    assert current["spec"] == {"name": "much-too-long", "size": 20, "note": "b"}
+    assert current["status"] == {"phase": "Ready"}
+    assert current["metadata"]["generation"] == 2
+
+    # Changing the offending field to another invalid value is refused: upstream's 422.
+    response = api.request("PATCH", ratchets_path("r1"), data=b'{"spec":{"size":30}}',
+                           headers=MERGE_PATCH, **ADMIN)
+    assert_status(response, 422, "Invalid",
+                  f'Ratchet.{GROUP} "r1" is invalid: spec.size: Invalid value: "integer": '
+                  "size must be at most 10",
+                  {"name": "r1", "group": GROUP, "kind": "Ratchet", "causes": [
+                      {"reason": "FieldValueInvalid",
+                       "message": 'Invalid value: "integer": size must be at most 10',
+                       "field": "spec.size"}]})
+    skipped = ("some validation rules were not checked because the object was invalid; "
+               "correct the existing errors to complete validation")
+    response = api.request("PATCH", ratchets_path("r1"),
+                           data=b'{"spec":{"name":"still-too-long"}}', headers=MERGE_PATCH,
+                           **ADMIN)
+    assert_status(response, 422, "Invalid",
+                  f'Ratchet.{GROUP} "r1" is invalid: [spec.name: Too long: may not be more '
+                  f'than 5 bytes, <nil>: Invalid value: "null": {skipped}]',
+                  {"name": "r1", "group": GROUP, "kind": "Ratchet", "causes": [
+                      {"reason": "FieldValueTooLong",
+                       "message": "Too long: may not be more than 5 bytes",
+                       "field": "spec.name"},
+                      {"reason": "FieldValueInvalid",
+                       "message": f'Invalid value: "null": {skipped}', "field": "<nil>"}]})
+    refused = api.kubectl("patch", "-n", NS, "ratchet", "r2", "--type=merge", "-p",
+                          '{"spec":{"name":"still-too-long","note":"c"}}')
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f'The Ratchet "r2" is invalid: \n* spec.name: Too long: '
+                                     "may not be more than 5 bytes\n")
+    # A status write can make the status invalid in a new way only.
+    response = api.request("PATCH", ratchets_path("r2") + "/status",
+                           data=b'{"status":{"phase":7}}', headers=MERGE_PATCH, **ADMIN)
+    assert_status(response, 422, "Invalid")
+    assert response.json()["details"]["causes"][0] == {
+        "reason": "FieldValueTypeInvalid",
+        "message": 'Invalid value: "integer": phase in body must be of type string: '
+                   '"integer"', "field": "status.phase"}
+
+
 def test_watch_sees_changes_while_the_crd_is_updated(api):
     from kubernetes import client, watch
 
