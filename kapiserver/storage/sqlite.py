@@ -213,13 +213,34 @@ class SQLiteStore(Store):
             # auto_vacuum only takes effect on a database without tables: it must come
             # first. INCREMENTAL lets compact() give freed pages back to the file system.
             conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
+            self._ensure_wal(conn)
             with self._write() as c:
                 for statement in SCHEMA:
                     c.execute(statement)
         except sqlite3.Error as e:
             raise StorageError(f"cannot open {self.path}: {e}") from e
+
+    @staticmethod
+    def _ensure_wal(conn) -> None:
+        """Switch a new file to WAL (persistent: once per file). The switch needs the file
+        to itself and SQLite answers "database is locked" at once, without waiting, when
+        another connection has it open: processes opening a new file together (the
+        workers on an empty data dir) retry until one of them has switched it."""
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            return
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e):
+                    raise
+                mode = ""
+            if mode.lower() == "wal":
+                return
+            if time.monotonic() > deadline:
+                raise sqlite3.OperationalError(f"cannot switch to WAL: journal mode {mode!r}")
+            time.sleep(0.005)
 
     @contextmanager
     def _write(self):

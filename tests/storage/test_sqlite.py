@@ -721,3 +721,31 @@ def test_file_size_is_bounded_under_churn(store, path):
         assert conn.execute("SELECT COUNT(*) FROM kv").fetchone()[0] <= 50 + 600
     finally:
         conn.close()
+
+
+def test_processes_opening_a_new_file_together_all_get_it_in_wal(tmp_path):
+    # Workers on an empty data dir open the file at once; switching it to WAL needs the
+    # file to itself, and SQLite refuses at once rather than waiting: they must retry.
+    # The race is narrow: try it on many new files.
+    for attempt in range(30):
+        path = str(tmp_path / f"fresh-{attempt}.db")
+        errors, barrier = [], threading.Barrier(12)
+
+        def open_store(path=path, errors=errors, barrier=barrier):
+            barrier.wait()
+            try:
+                store = SQLiteStore(path)
+                store.create("/registry/x/" + threading.current_thread().name, b"{}")
+                store.close()
+            except Exception as err:  # reported below
+                errors.append(err)
+
+        threads = [threading.Thread(target=open_store, name=f"t{i}") for i in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert errors == [], attempt
+        store = SQLiteStore(path)
+        assert store._conn().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        store.close()
