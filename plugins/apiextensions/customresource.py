@@ -25,6 +25,12 @@ from kapiserver.registry.resource import ResourceSpec
 from kapiserver.registry.store import ItemCache, RegistryStore
 from kapiserver.registry.strategy import Strategy
 from kapiserver.serialization import dumps_json, dumps_yaml
+from kapiserver.warning import add_warning
+
+from .schema.correlation import Correlated
+from .schema.listtype import validate_list_types
+from .schema.objectmeta import validate_embedded_resources
+from .schema.validation import has_extensions, validate, validate_openapi_update
 
 #: The verbs of a custom resource, in the order upstream's discovery lists them.
 VERBS = ("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
@@ -187,23 +193,15 @@ class CustomResourceStrategy(Strategy):
     def extensions(self) -> bool:
         """Whether the schema has embedded resources or set and map lists to check."""
         if self._extensions is None:
-            from .schema.validation import has_extensions
-
             self._extensions = has_extensions(self.schema)
         return self._extensions
 
     def _schema_errors(self, obj: dict, old: dict | None) -> list:
         """The schema, embedded resources, list types, then the CEL rules; on update
         (``old`` given) ratcheted as upstream's ``customResourceStrategy.ValidateUpdate``."""
-        from .schema.validation import validate
-
         if old is None:
             return self._rule_errors(validate(self.schema, obj, extensions=self.extensions),
                                      obj, None, None)
-        from .schema.correlation import Correlated
-        from .schema.objectmeta import validate_embedded_resources
-        from .schema.validation import validate_openapi_update
-
         correlated = Correlated(obj, old, self.schema)
         errs = validate_openapi_update(self.schema, obj, old, correlated=correlated)
         if self.extensions:
@@ -230,8 +228,6 @@ class CustomResourceStrategy(Strategy):
             return errs
         if correlated is None:
             return errs + rules.validate(obj, old)
-        from kapiserver.warning import add_warning
-
         warnings = []
         errs = errs + rules.validate(obj, old, correlated, warnings)
         for text in warnings:
@@ -396,9 +392,6 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
         """``statusStrategy.ValidateUpdate``: only the status is checked against the
         schema (its own, with paths under ``status``), ratcheted; then the list types and
         the CEL rules of the whole object, ratcheted too."""
-        from .schema.correlation import Correlated
-        from .schema.validation import validate_openapi_update
-
         correlated = Correlated(new, old, self.schema)
         errs = []
         if "status" in new:
@@ -415,8 +408,6 @@ class CustomResourceStatusStrategy(CustomResourceStrategy):
 def _list_type_errors(schema: dict, new: dict, old: dict) -> list:
     """``ValidateListSetsAndMaps`` of an update: the new object's duplicates, unless the old
     object had some already (upstream ratchets list types as a whole)."""
-    from .schema.listtype import validate_list_types
-
     errs = validate_list_types(schema, new)
     if errs and validate_list_types(schema, old):
         return []
