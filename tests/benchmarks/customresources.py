@@ -1,10 +1,12 @@
 """``python -m tests.benchmarks.customresources``: custom resources beside ConfigMaps.
 
 One 2-worker TLS server; a CRD whose schema has 20 properties and two CEL rules; then
-CREATE (1 and 16 connections), GET of one object (16 connections) and LIST of 1,000
-(4 connections), each for custom resources and for ConfigMaps of the same size, in the
-same run. Target: custom resources at >= 70 % of the ConfigMap rate. Prints figures,
-asserts nothing; every run is bounded in time.
+CREATE (1 and 16 connections), GET of one object (16 connections), a merge PATCH of one
+object changing one field each time (1 and 4 connections: updates validate against the old
+object, CRD validation ratcheting) and LIST of 1,000 (4 connections), each for custom
+resources and for ConfigMaps of the same size, in the same run. Target: custom resources
+at >= 70 % of the ConfigMap rate. Prints figures, asserts nothing; every run is bounded in
+time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ GROUP = "bench.example.com"
 NAMESPACE = "bench-cr"
 LIST_NAMESPACE = "bench-cr-list"
 PROPERTIES = 20
+MERGE_PATCH = "application/merge-patch+json"
 LIST_ITEMS = 1000
 
 
@@ -115,6 +118,18 @@ def main(argv=None) -> int:
             client.request("POST", cm_path.format("bench-cm"), objects.configmap("one"))
             compare("GET one", 16, cr_path.format(NAMESPACE) + "/one",
                     cm_path.format("bench-cm") + "/one")
+            for connections in (1, 4):
+                mine = load.run("127.0.0.1", server.port, cr_path.format(NAMESPACE) + "/one",
+                                server.ca_file, cert, key, connections, args.duration,
+                                method="PATCH", body=b'{"spec":{"field01":"v-%s"}}' % load.NAME,
+                                content_type=MERGE_PATCH)
+                theirs = load.run("127.0.0.1", server.port,
+                                  cm_path.format("bench-cm") + "/one", server.ca_file, cert,
+                                  key, connections, args.duration, method="PATCH",
+                                  body=b'{"data":{"key-1":"%s"}}' % load.NAME,
+                                  content_type=MERGE_PATCH)
+                rows.append([f"PATCH x{connections}", *mine, *theirs, ratio(mine[0], theirs[0])])
+                ratios[("PATCH", connections)] = mine[0] / theirs[0] if theirs[0] else 0.0
             started = time.monotonic()
             populate_custom(credentials, LIST_NAMESPACE, LIST_ITEMS)
             populate(credentials, "bench-cm-list", LIST_ITEMS)

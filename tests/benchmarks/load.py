@@ -15,11 +15,11 @@ NAME = b"__NAME__"
 
 def _worker(args):
     (host, port, path, ca, cert, key, connections, duration, max_requests,
-     method, body, expect) = args
+     method, body, expect, content_type) = args
     context = ssl.create_default_context(cafile=ca)
     context.load_cert_chain(cert, key)
     conns = [http.client.HTTPSConnection(host, port, context=context) for _ in range(connections)]
-    headers = {"Content-Type": "application/json"} if body is not None else {}
+    headers = {"Content-Type": content_type} if body is not None else {}
     latencies, errors = [], 0
     deadline = time.monotonic() + duration
     # One process drives its connections round-robin: each request waits for its answer,
@@ -58,17 +58,19 @@ def _worker(args):
 
 
 def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000,
-        method="GET", body: bytes | None = None, expect: int = 200):
+        method="GET", body: bytes | None = None, expect: int = 200,
+        content_type: str = "application/json"):
     """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients.
 
     ``body`` is sent with every request; each ``__NAME__`` in it becomes a name unique to
-    the request. Answers other than ``expect`` count as errors, not requests.
+    the request (sent as ``content_type``). Answers other than ``expect`` count as errors,
+    not requests.
     """
     processes = min(connections, 4)
     per_process = [connections // processes + (1 if i < connections % processes else 0)
                    for i in range(processes)]
     jobs = [(url_host, port, path, ca, cert, key, n, duration, max_requests, method, body,
-             expect) for n in per_process]
+             expect, content_type) for n in per_process]
     start = time.monotonic()
     with multiprocessing.Pool(processes) as pool:
         results = pool.map(_worker, jobs)
