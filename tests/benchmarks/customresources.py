@@ -1,10 +1,11 @@
 """``python -m tests.benchmarks.customresources``: custom resources beside ConfigMaps.
 
 One 2-worker TLS server; a CRD whose schema has 20 properties and two CEL rules; then
-CREATE (1 and 16 connections), GET of one object (16 connections), a merge PATCH of one
-object changing one field each time (1 and 4 connections: updates validate against the old
-object, CRD validation ratcheting) and LIST of 1,000 (4 connections), each for custom
-resources and for ConfigMaps of the same size, in the same run. Target: custom resources
+CREATE (1 and 16 connections), GET of one object (16 connections), merge PATCH changing
+one field of an object each time (1 and 16 connections, an object per connection: updates
+validate against the old object, CRD validation ratcheting) and LIST of 1,000 (4
+connections), each for custom resources and for ConfigMaps of the same size, in the same
+run. Target: custom resources
 at >= 70 % of the ConfigMap rate. Prints figures, asserts nothing; every run is bounded in
 time.
 """
@@ -28,6 +29,7 @@ NAMESPACE = "bench-cr"
 LIST_NAMESPACE = "bench-cr-list"
 PROPERTIES = 20
 MERGE_PATCH = "application/merge-patch+json"
+PATCHERS = 16
 LIST_ITEMS = 1000
 
 
@@ -116,17 +118,22 @@ def main(argv=None) -> int:
             client = Client(credentials)
             client.request("POST", cr_path.format(NAMESPACE), custom_resource("one"))
             client.request("POST", cm_path.format("bench-cm"), objects.configmap("one"))
+            for index in range(PATCHERS):
+                client.request("POST", cr_path.format(NAMESPACE),
+                               custom_resource(f"patch-{index}"))
+                client.request("POST", cm_path.format("bench-cm"),
+                               objects.configmap(f"patch-{index}"))
             compare("GET one", 16, cr_path.format(NAMESPACE) + "/one",
                     cm_path.format("bench-cm") + "/one")
-            for connections in (1, 4):
-                mine = load.run("127.0.0.1", server.port, cr_path.format(NAMESPACE) + "/one",
+            patched = f"/patch-{load.CONNECTION}"
+            for connections in (1, PATCHERS):
+                mine = load.run("127.0.0.1", server.port, cr_path.format(NAMESPACE) + patched,
                                 server.ca_file, cert, key, connections, args.duration,
                                 method="PATCH", body=b'{"spec":{"field01":"v-%s"}}' % load.NAME,
                                 content_type=MERGE_PATCH)
-                theirs = load.run("127.0.0.1", server.port,
-                                  cm_path.format("bench-cm") + "/one", server.ca_file, cert,
-                                  key, connections, args.duration, method="PATCH",
-                                  body=b'{"data":{"key-1":"%s"}}' % load.NAME,
+                theirs = load.run("127.0.0.1", server.port, cm_path.format("bench-cm") + patched,
+                                  server.ca_file, cert, key, connections, args.duration,
+                                  method="PATCH", body=b'{"data":{"key-1":"%s"}}' % load.NAME,
                                   content_type=MERGE_PATCH)
                 rows.append([f"PATCH x{connections}", *mine, *theirs, ratio(mine[0], theirs[0])])
                 ratios[("PATCH", connections)] = mine[0] / theirs[0] if theirs[0] else 0.0

@@ -11,10 +11,13 @@ import time
 
 #: In a request body template, replaced by a name unique to each request (for creates).
 NAME = b"__NAME__"
+#: In a path, replaced by the number of the connection (0, 1, ...): each connection can
+#: write an object of its own.
+CONNECTION = "__CONNECTION__"
 
 
 def _worker(args):
-    (host, port, path, ca, cert, key, connections, duration, max_requests,
+    (host, port, path, ca, cert, key, connections, first, duration, max_requests,
      method, body, expect, content_type) = args
     context = ssl.create_default_context(cafile=ca)
     context.load_cert_chain(cert, key)
@@ -29,13 +32,14 @@ def _worker(args):
     def drive(index, conn):
         nonlocal errors
         local = []
+        target = path.replace(CONNECTION, str(first + index))
         while time.monotonic() < deadline and len(local) < max_requests:
             data = body
             if body is not None and NAME in body:
                 data = body.replace(NAME, f"c-{os.getpid()}-{index}-{len(local)}".encode())
             start = time.perf_counter()
             try:
-                conn.request(method, path, body=data, headers=headers)
+                conn.request(method, target, body=data, headers=headers)
                 response = conn.getresponse()
                 response.read()
                 if response.status != expect:
@@ -63,14 +67,16 @@ def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requ
     """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients.
 
     ``body`` is sent with every request; each ``__NAME__`` in it becomes a name unique to
-    the request (sent as ``content_type``). Answers other than ``expect`` count as errors,
-    not requests.
+    the request (sent as ``content_type``). Each ``__CONNECTION__`` in ``path`` becomes the
+    number of the connection sending it. Answers other than ``expect`` count as errors, not
+    requests.
     """
     processes = min(connections, 4)
     per_process = [connections // processes + (1 if i < connections % processes else 0)
                    for i in range(processes)]
-    jobs = [(url_host, port, path, ca, cert, key, n, duration, max_requests, method, body,
-             expect, content_type) for n in per_process]
+    jobs = [(url_host, port, path, ca, cert, key, n, sum(per_process[:i]), duration,
+             max_requests, method, body, expect, content_type)
+            for i, n in enumerate(per_process)]
     start = time.monotonic()
     with multiprocessing.Pool(processes) as pool:
         results = pool.map(_worker, jobs)
