@@ -21,7 +21,7 @@ from ..endpoints.context import RequestContext
 from ..endpoints.request_info import RequestInfoError, new_request_info
 from ..endpoints.responses import http_error, status_response
 from ..errors import Forbidden, InternalError, StatusError, Unauthorized
-from ..warning import recording
+from ..warning import header_texts, recording
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def with_panic_recovery(server, handler):
         headers["Audit-Id"] = audit_id
         if "Cache-Control" not in headers:
             headers["Cache-Control"] = "no-cache, private"
-        for warning in ctx.warnings:
+        for warning in header_texts(ctx.warnings):
             # RFC 7234 warn-text: a quoted string, its quotes and backslashes escaped.
             text = warning.replace("\\", "\\\\").replace('"', '\\"')
             headers.add("Warning", f'299 - "{text}"')

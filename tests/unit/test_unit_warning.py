@@ -17,13 +17,26 @@ def test_outside_a_request_a_warning_goes_nowhere():
     assert sink == []
 
 
-def test_each_text_is_recorded_once():
+def test_each_text_is_sent_once():
     with warning.recording([]) as sink:
         warning.add_warning("spec.x: Invalid value")
         warning.add_warning("another")
         warning.add_warning("spec.x: Invalid value")
         warning.add_warning("")
-    assert sink == ["spec.x: Invalid value", "another"]
+    assert warning.header_texts(sink) == ["spec.x: Invalid value", "another"]
+
+
+def test_past_4096_characters_texts_are_cut_then_dropped_as_upstream():
+    short = [f"w{i:03d}: " + "x" * 995 for i in range(4)]  # 1000 characters each
+    assert warning.header_texts(short) == short
+    # The fifth passes the limit: every text is cut to 256 characters from then on...
+    texts = short + ["w004: " + "y" * 995] + [f"w{i:03d}" for i in range(5, 20)]
+    sent = warning.header_texts(texts)
+    assert sent[:5] == [t[:256] for t in texts[:5]]
+    # ...and once what was sent reaches 4096 characters, the rest are dropped.
+    assert sent[5:] == [f"w{i:03d}" for i in range(5, 20)]
+    long = [f"{i:03d}" + "z" * 500 for i in range(30)]
+    assert warning.header_texts(long) == [t[:256] for t in long[:16]]
 
 
 def test_recordings_nest_and_stay_private_to_their_thread():

@@ -235,9 +235,7 @@ class _Run:
         if not ratcheted:
             self.errors.append(error)
         elif self.warnings is not None:
-            text = str(error)
-            if text not in self.warnings:
-                self.warnings.append(text)
+            self.warnings.append(str(error))
 
     def _charge(self, node: _Node, compiled: compiler.Compiled, values: dict) -> int:
         if compiled.constant_cost is not None:
