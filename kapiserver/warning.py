@@ -1,13 +1,13 @@
-"""Warnings for the client, added from anywhere a request's work reaches (upstream's
-``k8s.io/apiserver/pkg/warning``).
+"""Warnings for the client, added from anywhere a request's work reaches.
 
-Upstream hangs a recorder on the request's ``context.Context``: code deep in a strategy
-calls ``warning.AddWarning(ctx, "", text)`` and the text becomes a ``Warning: 299 - "..."``
-header. Strategies here are not handed the request, so the recorder is a ``ContextVar``:
-set for the time a request is served (:func:`recording`), and private to that request's
-greenlet or thread — two requests, or two servers in one process, never see each other's.
-Outside a request :func:`add_warning` does nothing. :func:`header_texts` is what upstream's
-recorder lets through to the headers.
+Mirrors upstream's ``k8s.io/apiserver/pkg/warning``, which hangs a recorder on the
+request's ``context.Context``: code deep in a strategy calls ``warning.AddWarning(ctx, "",
+text)`` and the text becomes a ``Warning: 299 - "..."`` header. Strategies here are not
+handed the request, so the recorder is a ``ContextVar``: set for the time a request is
+served (:func:`recording`), and private to that request's greenlet or thread — two
+requests, or two servers in one process, never see each other's. Outside a request
+:func:`add_warning` does nothing. :func:`header_texts` is what upstream's recorder lets
+through to the headers.
 """
 
 from __future__ import annotations
