@@ -93,5 +93,5 @@ def samples(url_host, port, path, ca, cert, key, duration: float,
             max_requests: int = 200_000) -> tuple[list[float], int]:
     """GET ``path`` on one keep-alive connection in this process for ``duration``; return
     (latencies in seconds, errors): raw figures, to pool over several rounds."""
-    return _worker((url_host, port, path, ca, cert, key, 1, duration, max_requests, "GET", None,
-                    200))
+    return _worker((url_host, port, path, ca, cert, key, 1, 0, duration, max_requests, "GET",
+                    None, 200, "application/json"))
