@@ -319,6 +319,17 @@ def test_estimated_cost_over_the_limits():
     assert texts(with_spec(bounded)) == []
 
 
+def test_static_costs_size_what_no_variable_reaches_as_upstream():
+    # cel-go's path of dyn(self).name is "name", which upstream's size estimator walks from
+    # the rule's type (an object: size 0), so the rule is cheap; evaluation counts its cost.
+    schema = obj({"name": STRING}, [{"rule": "dyn(self).name.contains('x')"}])
+    assert texts(with_spec(schema)) == []
+    rules = RuleSet.compile(with_spec(schema))
+    assert rules.accounting
+    assert [str(e) for e in rules.validate({"spec": {"name": "ab"}})] == [
+        "spec: Invalid value: \"object\": failed rule: dyn(self).name.contains('x')"]
+
+
 def test_cost_error_factors():
     assert "factor of more than 100x" in cost_error_message("c", 2 * 10 ** 9, 10 ** 7)
     assert "factor of 1.200000x" in cost_error_message("c", 12, 10)

@@ -56,6 +56,9 @@ class Compiled:
     #: the static worst case (schema bounds), and the cost when it depends on no size
     max_cost: int
     constant_cost: int | None
+    #: what an evaluation can cost at most: ``max_cost`` unless upstream's estimate sizes
+    #: values that do not come from a variable by the rule's type (``cost.schema_sizes``)
+    bound: int = 0
 
 
 @dataclass
@@ -119,9 +122,10 @@ class Environment:
             return None, ("issues", literal_error)
         roots = {"self": decl, "oldSelf": decl}
         worst = costs.estimate(checked, costs.schema_sizes(roots))[1]
+        bound = costs.estimate(checked, costs.schema_sizes(roots, rooted_only=True))[1]
         constant = worst if costs.is_constant(checked) else None
         program = self.runtime.deserialize(serialized)
-        return Compiled(source, program, checked, worst, constant), None
+        return Compiled(source, program, checked, worst, constant, max(worst, bound)), None
 
     def compile_rule(self, checker, decl: types.DeclType, rule: dict, schema: dict) -> \
             CompiledRule:

@@ -183,8 +183,8 @@ class Coster:
             total = self.cost(operand)
             if self._type(operand).kind in (ast.T_MAP, ast.T_MESSAGE, ast.T_TYPE_PARAM):
                 total = add(total, (1, 1))
-            parent = self._path(operand)
-            self.paths[e.id] = (parent or ()) + (e.value,) if parent else None
+            # cel-go tracks the path whatever the operand's: oldSelf.value().name is "name".
+            self.paths[e.id] = (self._path(operand) or ()) + (e.value,)
             return total
         if kind == ast.CALL:
             return self._call(e)
@@ -287,9 +287,8 @@ class Coster:
                 entry = self._entry(args[0])
                 if entry is not None:
                     result_size = entry[2]
-                parent = self._path(args[0])
-                self.paths[e.id] = parent + ("@items" if overload == "index_list"
-                                             else "@values",) if parent else None
+                self.paths[e.id] = (self._path(args[0]) or ()) + (
+                    "@items" if overload == "index_list" else "@values",)
             if result_size is None:
                 result_size = self.compute_size(e)
         if result_size is not None:
@@ -508,14 +507,23 @@ def input_size(values) -> int:
     return total
 
 
-def schema_sizes(roots: dict):
+def schema_sizes(roots: dict, rooted_only: bool = False):
     """``size_of`` from declared types: ``roots`` maps variable names to their DeclType
-    (upstream's ``sizeEstimator``, which reads ``MaxElements`` along the path)."""
+    (upstream's ``sizeEstimator``, which reads ``MaxElements`` along the path).
+
+    Upstream cuts the first element off every path and walks the rest from the rule's type,
+    whatever the path starts with: ``oldSelf.value().name`` (the path ``name``) is as large
+    as the rule's type itself, 0 for an object. That is the static estimate CRDs are checked
+    with; ``rooted_only`` gives paths that start at no variable no size, for a bound of what
+    an evaluation can cost."""
+    rule_type = roots.get("self")
 
     def size_of(path):
         node = roots.get(path[0])
         if node is None:
-            return None
+            if rooted_only:
+                return None
+            node = rule_type
         for name in path[1:]:
             if name in ("@items", "@values"):
                 node = node.elem

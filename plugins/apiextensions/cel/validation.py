@@ -143,8 +143,8 @@ class _Builder:
                     types.max_cardinality(decl.min_size)
                 for expr in (compiled.compiled, compiled.message):
                     if expr is not None:
-                        self.worst_rule = max(self.worst_rule, expr.max_cost)
-                        self.total_cost = min(self.total_cost + expr.max_cost * count, costs.MAX)
+                        self.worst_rule = max(self.worst_rule, expr.bound)
+                        self.total_cost = min(self.total_cost + expr.bound * count, costs.MAX)
         items = schema.get("items")
         if decl.kind == types.LIST and isinstance(items, dict):
             node.items = self.build(items, decl.elem, _times(cardinality, decl.schema,
