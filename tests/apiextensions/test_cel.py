@@ -1,5 +1,6 @@
 """CEL validation rules: RuleSet (custom resources) and validate_schema_rules (CRDs)."""
 
+import re
 import time
 
 import pytest
@@ -235,6 +236,140 @@ def test_the_total_budget_stops_further_rules():
         "message": 'Invalid value: "string": validation failed due to running out of cost '
                    "budget, no further validation rules will be run"}
     assert len(errors) < 300
+
+
+# -- optionalOldSelf --------------------------------------------------------------------------
+
+GROWING = obj({"size": INT, "name": STRING}, [
+    {"rule": "!oldSelf.hasValue() || self.size >= oldSelf.value().size",
+     "message": "size may not shrink", "optionalOldSelf": True},
+    {"rule": "oldSelf.hasValue() || self.size == 1", "message": "size starts at 1",
+     "optionalOldSelf": True}])
+
+
+def messages(schema, spec, old_spec=None):
+    return [c["message"] for c in causes(schema, spec, old_spec)]
+
+
+def test_optional_old_self_rules_run_on_create_with_old_self_none():
+    assert messages(GROWING, {"size": 1}) == []
+    assert messages(GROWING, {"size": 2}) == ['Invalid value: "object": size starts at 1']
+
+
+def test_optional_old_self_rules_on_update_see_the_old_value():
+    assert messages(GROWING, {"size": 3}, {"size": 2}) == []
+    assert messages(GROWING, {"size": 2}, {"size": 3}) == [
+        'Invalid value: "object": size may not shrink']
+
+
+def test_optional_old_self_is_none_where_no_old_value_correlates():
+    entry = obj({"k": STRING, "v": INT}, [
+        {"rule": "oldSelf.hasValue() || self.v == 0", "message": "new entries start at 0",
+         "optionalOldSelf": True},
+        {"rule": "self.v >= oldSelf.v", "message": "v may not decrease"}], required=["k"])
+    schema = obj({"entries": {"type": "array", "x-kubernetes-list-type": "map",
+                              "x-kubernetes-list-map-keys": ["k"], "items": entry},
+                  "limit": {"type": "integer", "x-kubernetes-validations": [
+                      {"rule": "oldSelf.orValue(0) <= 10 || self == oldSelf.value()",
+                       "message": "limit is frozen above 10", "optionalOldSelf": True},
+                      {"rule": "oldSelf.hasValue() || self <= 10",
+                       "message": "limit starts at most 10", "optionalOldSelf": True}]}})
+    old = {"entries": [{"k": "a", "v": 1}]}
+    assert causes(schema, {"entries": [{"k": "a", "v": 2}, {"k": "b", "v": 5}], "limit": 20},
+                  old) == [
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "object": new entries '
+         "start at 0", "field": "spec.entries[1]"},
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "integer": limit starts at '
+         "most 10", "field": "spec.limit"}]
+    assert messages(schema, {"limit": 20}, {"limit": 20}) == []
+    assert messages(schema, {"limit": 21}, {"limit": 20}) == [
+        'Invalid value: "integer": limit is frozen above 10']
+
+
+@pytest.mark.parametrize("rule,on_create,on_update", [
+    ("oldSelf.orValue(self).size <= self.size", True, False),
+    ("oldSelf.?size.orValue(0) <= self.size", True, False),
+    ("oldSelf.?size == optional.none()", True, False),
+    ("!oldSelf.?name.hasValue()", True, True),
+    ("oldSelf.?size.hasValue()", False, True),
+    ("oldSelf.size == optional.of(5)", False, True),
+    ("oldSelf == optional.none()", True, False),
+    ("oldSelf.optMap(o, o.size).orValue(4) == 4", True, False),
+    ("!oldSelf.hasValue() || self.size == oldSelf.value().size", True, False),
+    # A comprehension variable named oldSelf hides the optional one.
+    ("[1].all(oldSelf, oldSelf == 1) && oldSelf.hasValue()", False, True),
+])
+def test_optional_old_self_functions(rule, on_create, on_update):
+    schema = obj({"size": INT, "name": STRING}, [{"rule": rule, "optionalOldSelf": True}])
+    assert texts(with_spec(schema)) == []
+    assert (messages(schema, {"size": 4}) == []) is on_create
+    assert (messages(schema, {"size": 4}, {"size": 5}) == []) is on_update
+
+
+def test_optional_old_self_value_of_none_is_an_evaluation_error():
+    schema = obj({"size": INT}, [{"rule": "oldSelf.value().size <= self.size",
+                                  "optionalOldSelf": True}])
+    assert messages(schema, {"size": 4}) == [
+        'Invalid value: "object": optional.none() dereference evaluating rule: '
+        "oldSelf.value().size <= self.size"]
+
+
+def test_optional_old_self_message_expression_sees_old_self_as_upstream():
+    # Upstream evaluates messageExpression with the activation of the rules without
+    # optionalOldSelf: oldSelf is the old value itself there, or undefined on create.
+    def message(expression, old_spec=None):
+        schema = obj({"size": INT}, [{"rule": "oldSelf.hasValue() && self.size == 0",
+                                      "message": "static", "messageExpression": expression,
+                                      "optionalOldSelf": True}])
+        return messages(schema, {"size": 1}, old_spec)
+
+    assert message("'size ' + string(self.size)") == ['Invalid value: "object": size 1']
+    assert message("'was ' + string(oldSelf.value().size)", {"size": 2}) == [
+        'Invalid value: "object": static']
+    assert message("'was ' + string(oldSelf.?size.orValue(0))", {"size": 2}) == [
+        'Invalid value: "object": was 2']
+    assert message("'was ' + string(oldSelf.?size.orValue(0))") == [
+        'Invalid value: "object": static']
+
+
+def test_optional_old_self_compile_errors_point_into_the_rule():
+    rule = {"rule": "!oldSelf.hasValue() || self.size >= oldSelf.value().nope",
+            "optionalOldSelf": True}
+    from kapiserver_plugins.apiextensions.cel.schema_rules import _rule_value
+
+    at = f"{PREFIX}.properties[spec].x-kubernetes-validations[0]"
+    assert texts(with_spec(obj({"size": INT}, [rule]))) == [
+        f"{at}.rule: Invalid value: {_rule_value(rule).text}: compilation failed: ERROR: "
+        "<input>:1:52: undefined field 'nope'\n"
+        " | !oldSelf.hasValue() || self.size >= oldSelf.value().nope\n"
+        " | ...................................................^",
+        # As upstream: a rule that does not compile uses no oldSelf.
+        f"{at}.optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used "
+        "in rule"]
+    overload = texts(with_spec(obj({"size": INT}, [
+        {"rule": "self.size == 1 &&\n  oldSelf + 1 == 2", "message": "m",
+         "optionalOldSelf": True}])))
+    assert len(overload) == 2
+    assert re.search(r"compilation failed: ERROR: <input>:2:11: found no matching overload "
+                     r"for '_\+_' applied to '\(optional_type\(selfType\d+\.spec\), int\)'\n"
+                     r" \|   oldSelf \+ 1 == 2\n \| \.{10}\^$", overload[0])
+
+
+def test_optional_old_self_costs_are_upstreams_estimates():
+    # Upstream sizes what oldSelf.value() selects as the rule's type (0 for an object), so
+    # this is cheap; evaluation still counts what it costs.
+    rule = {"rule": "!oldSelf.hasValue() || oldSelf.value().name.contains('x')",
+            "optionalOldSelf": True}
+    schema = obj({"name": STRING}, [rule])
+    assert texts(with_spec(schema)) == []
+    rules = RuleSet.compile(with_spec(schema))
+    assert rules.accounting
+    assert messages(schema, {"name": "a"}, {"name": "b"}) == [
+        "Invalid value: \"object\": failed rule: !oldSelf.hasValue() || "
+        "oldSelf.value().name.contains('x')"]
+    too_expensive = obj({"name": STRING}, [{"rule": "oldSelf.?name.orValue('').contains('x')",
+                                            "optionalOldSelf": True}])
+    assert "estimated rule cost exceeds budget" in texts(with_spec(too_expensive))[0]
 
 
 # -- checking the rules of a CRD ---------------------------------------------------------------

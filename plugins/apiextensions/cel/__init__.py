@@ -4,7 +4,8 @@
 (``customresource.CustomResourceStrategy``); :func:`validate_schema_rules` checks the rules
 of a CRD being written (``crd_validation``). The modules: ``types`` (schemas as CEL types),
 ``library`` (Kubernetes' CEL libraries), ``compiler``, ``checked`` (the checked AST),
-``cost`` (cost estimation), ``fieldpath``, ``validation`` and ``schema_rules``.
+``optional`` (``optionalOldSelf`` at runtime), ``cost`` (cost estimation), ``fieldpath``,
+``validation`` and ``schema_rules``.
 """
 
 from .schema_rules import validate_schema_rules

@@ -1,11 +1,13 @@
 """Compiling ``x-kubernetes-validations`` rules with cel-cpp, as upstream's ``Compile``.
 
 One :class:`Environment` serves one schema: a descriptor pool with the schema's types and the
-library's, checker environments (``self`` and ``oldSelf`` typed as the node's schema) and one
-runtime environment where ``self`` and ``oldSelf`` are ``dyn`` and bound to unstructured
-values. Rules are checked in the typed environment, then their checked expressions are
-planned in the runtime one, which is what makes compile errors upstream's (``undefined field
-'x'``) while evaluation reads plain dicts.
+library's, checker environments (``self`` and ``oldSelf`` typed as the node's schema, or
+``oldSelf`` an ``optional_type`` of it for rules with ``optionalOldSelf``) and one runtime
+environment where ``self`` and ``oldSelf`` are ``dyn`` and bound to unstructured values. Rules
+are checked in the typed environment, then their checked expressions are planned in the
+runtime one, which is what makes compile errors upstream's (``undefined field 'x'``) while
+evaluation reads plain dicts. The runtime cannot bind optional values, so an
+``optionalOldSelf`` rule's program reads ``oldSelf`` from a list (see ``optional``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from . import cost as costs
-from . import declarations, library, types
+from . import declarations, library, optional, types
 from .checked import CheckedAST, read_checked
 
 #: ``celconfig.PerCallLimit`` and ``RuntimeCELCostBudget`` (apiserver/pkg/apis/cel/config.go)
@@ -69,6 +71,8 @@ class CompiledRule:
     compiled: Compiled | None = None
     error: str = ""
     uses_old_self: bool = False
+    #: ``optionalOldSelf: true``: the rule also runs with no old value (oldSelf none)
+    optional_old_self: bool = False
     message: Compiled | None = None
     message_error: str = ""
     #: the ``fieldPath`` as upstream normalises it, or ""
@@ -89,24 +93,45 @@ class Environment:
         exclusions = "".join(f'    - name: "{op}"\n' for op in declarations.EXCLUDED_STDLIB)
         self._config_yaml = "stdlib:\n  exclude_functions:\n" + exclusions
         self.runtime = cel.NewEnv(
-            self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+            self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN,
+                                  optional.HOLDER: cel.Type.DYN},
             functions=declarations.runtime_declarations(self.library),
             extensions=[ext_optional.ExtOptional()])
+        self._checkers: dict = {}
 
     def declare(self, roots: list[types.DeclType]) -> None:
         """Add the message types of named declared types to the pool."""
         types.add_to_pool(self.pool, roots, f"{roots[0].name or 'schema'}.proto")
 
-    def checker(self, decl: types.DeclType):
+    def checker(self, decl: types.DeclType, optional_old_self: bool = False):
+        """The checker environment of rules on ``decl`` (one per type and kind of rule)."""
+        key = (decl, optional_old_self)
+        env = self._checkers.get(key)
+        if env is None:
+            env = self._checkers[key] = self._new_checker(decl, optional_old_self)
+        return env
+
+    def _new_checker(self, decl: types.DeclType, optional_old_self: bool):
         cel = self._cel
         t = types.cel_type(decl)
-        return cel.NewEnv(self.pool, config=cel.NewEnvConfigFromYaml(self._config_yaml),
-                          variables={"self": t, "oldSelf": t},
-                          functions=declarations.checker_declarations(),
+        config = self._config_yaml
+        variables = {"self": t, "oldSelf": t}
+        if optional_old_self:
+            # cel.Type.AbstractType("optional_type", [t]) reaches cel-cpp as an opaque type
+            # named "optional_type<T>", unrelated to its optional_type(T); an environment
+            # config declares the real one.
+            del variables["oldSelf"]
+            config += ("variables:\n  - name: oldSelf\n    type_name: optional_type\n"
+                       "    params:\n" + types.type_info_yaml(decl, indent=6))
+        return cel.NewEnv(self.pool, config=cel.NewEnvConfigFromYaml(config),
+                          variables=variables, functions=declarations.checker_declarations(),
                           extensions=[self._optional.ExtOptional()])
 
-    def compile(self, checker, decl: types.DeclType, source: str, result_kind: str):
-        """(Compiled, None) or (None, issues); ``result_kind`` is "bool" or "string"."""
+    def compile(self, checker, decl: types.DeclType, source: str, result_kind: str,
+                old_self_from_holder: bool = False):
+        """(Compiled, None) or (None, issues); ``result_kind`` is "bool" or "string".
+        ``old_self_from_holder``: the program reads an optional ``oldSelf`` from
+        ``optional.HOLDER``."""
         cel = self._cel
         try:
             expr = checker.compile(source)
@@ -124,17 +149,22 @@ class Environment:
         worst = costs.estimate(checked, costs.schema_sizes(roots))[1]
         bound = costs.estimate(checked, costs.schema_sizes(roots, rooted_only=True))[1]
         constant = worst if costs.is_constant(checked) else None
+        if old_self_from_holder:
+            serialized = optional.read_old_self_from_holder(serialized, checked)
         program = self.runtime.deserialize(serialized)
         return Compiled(source, program, checked, worst, constant, max(worst, bound)), None
 
-    def compile_rule(self, checker, decl: types.DeclType, rule: dict, schema: dict) -> \
-            CompiledRule:
+    def compile_rule(self, decl: types.DeclType, rule: dict, schema: dict) -> CompiledRule:
         """``compileRule``: the rule, then its messageExpression."""
         result = CompiledRule(rule)
         source = rule.get("rule") or ""
         if not source.strip():
             return result
-        compiled, problem = self.compile(checker, decl, source, "bool")
+        # Only true counts (ptr.Deref(rule.OptionalOldSelf, false)).
+        result.optional_old_self = rule.get("optionalOldSelf") is True
+        checker = self.checker(decl, result.optional_old_self)
+        compiled, problem = self.compile(checker, decl, source, "bool",
+                                         old_self_from_holder=result.optional_old_self)
         if problem:
             kind, text = problem
             result.error = ("compilation failed: " + text if kind == "issues"
@@ -150,6 +180,9 @@ class Environment:
             result.field_path = str(normalized) if normalized is not None else ""
         message_source = rule.get("messageExpression") or ""
         if message_source:
+            # Checked as the rule is (oldSelf optional), but upstream evaluates it with the
+            # activation of the rules without optionalOldSelf (oldSelf the old value itself,
+            # or undefined), so its program reads oldSelf as it is.
             message, problem = self.compile(checker, decl, message_source, "string")
             if problem:
                 kind, text = problem

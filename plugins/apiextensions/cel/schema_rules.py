@@ -218,13 +218,12 @@ class _Checker:
     def _compile(self, schema, path, decl, rules, cardinality, uncorrelatable) -> None:
         if self.env is None:
             self.name(decl)
-        checker = self.env.checker(decl)
         out = self.cel_errors
         for i, rule in enumerate(rules):
             if not isinstance(rule, dict):
                 rule = {}
             at = path.child("x-kubernetes-validations").index(i)
-            result = self.env.compile_rule(checker, decl, rule, schema)
+            result = self.env.compile_rule(decl, rule, schema)
             max_cost = result.compiled.max_cost if result.compiled is not None else 0
             count = cardinality if cardinality is not None else \
                 types.max_cardinality(decl.min_size)

@@ -365,6 +365,25 @@ def cel_type(t: DeclType):
             DURATION: cel.Type.DURATION, DYN: cel.Type.DYN}[t.kind]
 
 
+def type_info_yaml(t: DeclType, indent: int) -> str:
+    """:func:`cel_type` as the ``type_name``/``params`` of a cel-cpp environment config
+    (YAML lines indented by ``indent``), where types cel-expr-python's ``cel.Type`` cannot
+    express, such as ``optional_type(T)``, are declared."""
+    if t.kind == OBJECT:
+        name, params = t.name, []
+    elif t.kind == LIST:
+        name, params = "list", [t.elem]
+    elif t.kind == MAP:
+        name, params = "map", [DeclType(STRING), t.elem]
+    else:
+        name, params = t.kind, []
+    pad = " " * indent
+    text = f'{pad}- type_name: "{name}"\n'
+    if params:
+        text += f"{pad}  params:\n" + "".join(type_info_yaml(p, indent + 4) for p in params)
+    return text
+
+
 # -- values --------------------------------------------------------------------------------------
 
 _DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")

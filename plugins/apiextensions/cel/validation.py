@@ -6,6 +6,10 @@ additionalProperties), compiled once. :meth:`RuleSet.validate` walks the object,
 ``self`` (and, on update, ``oldSelf`` to the correlated old value) at every node with rules,
 and turns false rules into field errors worded as upstream's.
 
+A rule with ``optionalOldSelf: true`` (``CRDValidationRatcheting``) also runs on create and
+where no old value correlates, ``oldSelf`` then ``optional.none()`` (otherwise
+``optional.of(old)``).
+
 Ratcheting (``CRDValidationRatcheting``, on by default since 1.30): on update every rule
 still runs, but a rule that does not use ``oldSelf`` and fails at a node that is unchanged
 (or, where the node does not correlate, whose nearest correlatable ancestor is unchanged)
@@ -25,7 +29,7 @@ from __future__ import annotations
 from kapiserver.apimachinery.field_errors import ErrorType, FieldError, FieldPath
 
 from ..schema.correlation import make_map_list, ratchets
-from . import compiler
+from . import compiler, optional
 from . import cost as costs
 from . import types
 from .compiler import PER_CALL_LIMIT, RUNTIME_COST_BUDGET
@@ -35,7 +39,8 @@ class _Node:
     """The rules of one schema node and the nodes below it that have rules."""
 
     __slots__ = ("schema", "decl", "rules", "properties", "items", "additional",
-                 "convert", "map_keys", "correlatable", "kind", "uses_old_self", "roots",
+                 "convert", "map_keys", "correlatable", "kind", "uses_old_self",
+                 "optional_old_self", "roots",
                  "activation")
 
     def __init__(self, schema: dict, decl: types.DeclType, activation):
@@ -52,6 +57,8 @@ class _Node:
         # The value type upstream shows for this node's errors (sts.Type).
         self.kind = schema.get("type") or ""
         self.uses_old_self = False
+        #: whether a rule has optionalOldSelf (its program reads oldSelf from the holder)
+        self.optional_old_self = False
         self.roots = {"self": decl, "oldSelf": decl}
         #: the runtime environment's Activation constructor
         self.activation = activation
@@ -133,12 +140,12 @@ class _Builder:
         node = _Node(schema, decl, self.env.runtime.Activation)
         rules = schema.get("x-kubernetes-validations") or []
         if rules:
-            checker = self.env.checker(decl)
             for rule in rules:
-                compiled = self.env.compile_rule(checker, decl, rule if isinstance(rule, dict)
-                                                 else {}, schema)
+                compiled = self.env.compile_rule(decl, rule if isinstance(rule, dict) else {},
+                                                 schema)
                 node.rules.append(compiled)
                 node.uses_old_self |= compiled.uses_old_self
+                node.optional_old_self |= compiled.optional_old_self
                 count = cardinality if cardinality is not None else \
                     types.max_cardinality(decl.min_size)
                 for expr in (compiled.compiled, compiled.message):
@@ -263,8 +270,8 @@ class _Run:
             compiled = rule.compiled
             if compiled is None:
                 continue
-            if rule.uses_old_self and old is None:
-                continue  # transition rules need a correlatable old value
+            if rule.uses_old_self and old is None and not rule.optional_old_self:
+                continue  # transition rules need a correlatable old value, unless optional
             if self.accounting:
                 charge = self._charge(node, compiled, {"self": obj, "oldSelf": old})
                 if charge > PER_CALL_LIMIT:
@@ -275,8 +282,13 @@ class _Run:
                     raise _Stop
                 self.remaining -= charge
             if activation is None:
-                activation = node.activation({"self": value, "oldSelf": old_value}
-                                             if old_value is not None else {"self": value})
+                data = {"self": value}
+                if old_value is not None:
+                    data["oldSelf"] = old_value
+                if node.optional_old_self:
+                    # optional.of(old), or optional.none() (see ``optional``)
+                    data[optional.HOLDER] = [old_value] if old_value is not None else []
+                activation = node.activation(data)
             result = _evaluate(compiled.program, activation)
             if result is True:
                 continue
