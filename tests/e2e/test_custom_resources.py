@@ -1,8 +1,9 @@
 """CustomResourceDefinitions end to end: kubectl and the Python client on a 2-worker server.
 
 The lifecycle (create, establish, discovery, OpenAPI, delete with cleanup), custom
-resources through every verb, the schema (validation, defaulting, pruning, CEL), the
-status and scale subresources, printer columns and selectable fields.
+resources through every verb, the schema (validation, defaulting, pruning, CEL with
+optionalOldSelf, ratcheting), the status and scale subresources, printer columns and
+selectable fields.
 """
 
 import json
@@ -527,6 +528,77 @@ def test_updates_after_the_schema_was_tightened_ratchet_as_upstream(api):
         "reason": "FieldValueTypeInvalid",
         "message": 'Invalid value: "integer": phase in body must be of type string: '
                    '"integer"', "field": "status.phase"}
+
+
+# -- optionalOldSelf ----------------------------------------------------------------------------
+
+GAUGES = crd_manifest("gauges", "Gauge", schema={"openAPIV3Schema": {
+    "type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"size": {"type": "integer"}},
+        "x-kubernetes-validations": [
+            {"rule": "!oldSelf.hasValue() || self.size >= oldSelf.value().size",
+             "message": "size may not shrink", "optionalOldSelf": True},
+            {"rule": "oldSelf.hasValue() || self.size <= 10",
+             "message": "size starts at most 10", "optionalOldSelf": True}]}}}})
+
+
+def gauges_path(name: str = "") -> str:
+    return f"/apis/{GROUP}/v1/namespaces/{NS}/gauges" + (f"/{name}" if name else "")
+
+
+def gauge(name: str, size: int) -> dict:
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Gauge", "metadata": {"name": name},
+            "spec": {"size": size}}
+
+
+def test_optional_old_self_rules_on_create_and_update(api):
+    applied = api.kubectl("apply", "-f", "-", input=json.dumps(GAUGES))
+    assert (applied.returncode, applied.stdout) == (
+        0, f"customresourcedefinition.apiextensions.k8s.io/gauges.{GROUP} created\n"), applied
+    api.wait_established(f"gauges.{GROUP}")
+    stored = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gauges.{GROUP}",
+                     **ADMIN).json()
+    rules = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+        "x-kubernetes-validations"]
+    assert rules == GAUGES["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"][
+        "spec"]["x-kubernetes-validations"]
+
+    # On create oldSelf is optional.none(): the rules run.
+    response = api.request("POST", gauges_path(), json=gauge("g1", 20), **ADMIN)
+    assert_status(response, 422, "Invalid",
+                  f'Gauge.{GROUP} "g1" is invalid: spec: Invalid value: "object": size '
+                  "starts at most 10",
+                  {"name": "g1", "group": GROUP, "kind": "Gauge", "causes": [
+                      {"reason": "FieldValueInvalid",
+                       "message": 'Invalid value: "object": size starts at most 10',
+                       "field": "spec"}]})
+    created = api.kubectl("create", "-n", NS, "-f", "-", input=json.dumps(gauge("g1", 5)))
+    assert (created.returncode, created.stdout) == (0, f"gauge.{GROUP}/g1 created\n"), created
+
+    # On update oldSelf is optional.of(the old value).
+    response = api.request("PATCH", gauges_path("g1"), data=b'{"spec":{"size":3}}',
+                           headers=MERGE_PATCH, **ADMIN)
+    assert_status(response, 422, "Invalid",
+                  f'Gauge.{GROUP} "g1" is invalid: spec: Invalid value: "object": size may '
+                  "not shrink",
+                  {"name": "g1", "group": GROUP, "kind": "Gauge", "causes": [
+                      {"reason": "FieldValueInvalid",
+                       "message": 'Invalid value: "object": size may not shrink',
+                       "field": "spec"}]})
+    refused = api.kubectl("patch", "-n", NS, "gauge", "g1", "--type=merge", "-p",
+                          '{"spec":{"size":4}}')
+    assert refused.returncode == 1
+    assert refused.stderr == (f'The Gauge "g1" is invalid: spec: Invalid value: "object": '
+                              "size may not shrink\n")
+    grown = api.kubectl("patch", "-n", NS, "gauge", "g1", "--type=merge", "-p",
+                        '{"spec":{"size":20}}')
+    assert (grown.returncode, grown.stdout) == (0, f"gauge.{GROUP}/g1 patched\n"), grown
+    current = api.get(gauges_path("g1"), **ADMIN).json()
+    response = api.request("PUT", gauges_path("g1"), json={**current, "spec": {"size": 19}},
+                           **ADMIN)
+    assert_status(response, 422, "Invalid")
+    assert response.json()["details"]["causes"][0]["message"] == (
+        'Invalid value: "object": size may not shrink')
 
 
 def test_watch_sees_changes_while_the_crd_is_updated(api):
