@@ -189,8 +189,13 @@ class KapiserverProcess:
     def kubectl(self, *args, user: str | None = "admin", groups=("system:masters",),
                 token: str | None = None, input: str | None = None, check: bool = False,
                 timeout: float = 60) -> subprocess.CompletedProcess:
-        """Run the real kubectl against this server as ``user`` or with ``token``."""
-        command = [KUBECTL, "--kubeconfig", self.kubeconfig(user, groups, token), *args]
+        """Run the real kubectl against this server as ``user`` or with ``token``.
+
+        kubectl's discovery cache is keyed by host and port only: a later server on a reused
+        port would be answered from this one's cache, so each server gets its own.
+        """
+        command = [KUBECTL, "--kubeconfig", self.kubeconfig(user, groups, token),
+                   "--cache-dir", os.path.join(self.workdir, "kubectl-cache"), *args]
         return subprocess.run(command, capture_output=True, text=True, input=input,
                               check=check, timeout=timeout)
 

@@ -1,5 +1,6 @@
 """Shared fixtures: a real kapiserver (gunicorn, TLS, 2 workers) with the probe plugin."""
 
+import hashlib
 import os
 
 import pytest
@@ -20,6 +21,17 @@ def write_token_file(path):
         f.write("bob-token,bob,uid-bob\n")
         f.write('carol-token,carol,uid-carol,"system:masters"\n')
     return str(path)
+
+
+@pytest.fixture(autouse=True)
+def kubectl_cache_dir(tmp_path_factory, monkeypatch, request):
+    """A fresh kubectl discovery cache for each test that runs kubectl itself.
+
+    kubectl keys its cache by host and port only; ports are reused across servers.
+    """
+    base = tmp_path_factory.getbasetemp() / "kubectl-cache"
+    test = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv("KUBECACHEDIR", str(base / test))
 
 
 @pytest.fixture(scope="session")
