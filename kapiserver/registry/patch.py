@@ -46,11 +46,9 @@ def decode_patch_json(body: bytes) -> tuple[object, list[str]]:
     The later value wins. Raises ``ValueError`` for malformed JSON."""
     repeated: list[tuple[int, str]] = []
 
-    class _Object(dict):
-        pass
-
     def pairs(items):
-        obj = _Object()
+        # A plain dict: the patched object keeps these, and cel-cpp binds no dict subclass.
+        obj = {}
         for key, value in items:
             if key in obj:
                 repeated.append((id(obj), key))
