@@ -18,7 +18,7 @@ import threading
 import time
 
 from . import merge, schemas, v2, v3
-from .routes import RouteTable
+from .routes import CRD_INFO, RouteTable
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,8 @@ class OpenAPIBuilder:
     ``groups()`` returns the installed ``APIGroupInfo`` list each time it is called;
     ``version_info`` is the ``/version`` body (its major and minor name the documents).
     A resource handler's ``spec`` (``ResourceSpec``) and ``verbs`` decide its paths, as
-    they decide discovery; kinds are described by the shipped upstream definitions, a
+    they decide discovery (the handlers of custom resources, ``custom_resource``, get the
+    paths upstream's CRD builder gives them); kinds are described by the shipped upstream definitions, a
     spec's ``openapi_definitions``, or else as objects that keep unknown fields.
 
     Call ``invalidate()`` whenever the installed groups, versions or resources change
@@ -177,12 +178,22 @@ class OpenAPIBuilder:
         table.add_root(has_core=any(g.name == "" for g in groups),
                        has_named=any(g.name != "" for g in groups))
         for group in groups:
-            if group.name:
+            custom = {version: _serves_custom_resources(resources)
+                      for version, resources in group.versions.items()}
+            if group.name and not all(custom.values()):
                 table.add_group(group.name)
             for version, resources in group.versions.items():
-                table.add_group_version(group.name, version, resources)
-        v3_documents = {key: v3.render(paths, definitions, self._info)
-                        for key, paths in table.documents.items()}
+                if custom[version]:
+                    table.add_custom_resource_version(group.name, version, resources)
+                else:
+                    table.add_group_version(group.name, version, resources)
+        crd_definitions = (schemas.as_crd_builder_names(definitions)
+                           if table.custom_resource_documents else definitions)
+        v3_documents = {
+            key: (v3.render(paths, crd_definitions, CRD_INFO, security_schemes=False)
+                  if key in table.custom_resource_documents
+                  else v3.render(paths, definitions, self._info))
+            for key, paths in table.documents.items()}
         all_paths = {path: operations for paths in table.documents.values()
                      for path, operations in paths.items()}
         v2_document = v2.render(all_paths, definitions, self._info)
@@ -194,6 +205,13 @@ class OpenAPIBuilder:
                 if key not in v3_documents:
                     v3_encoded.setdefault(key, data)
         return Documents(merge.sort_maps(v2_document), v3_documents, v3_encoded)
+
+
+def _serves_custom_resources(resources: dict) -> bool:
+    """Whether a group version's handlers serve custom resources (``custom_resource``), whose
+    routes upstream's CRD OpenAPI builder describes rather than the API installer."""
+    return bool(resources) and all(getattr(handler, "custom_resource", False)
+                                   for handler in resources.values())
 
 
 def _specs(groups):

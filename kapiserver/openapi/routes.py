@@ -25,6 +25,14 @@ PATCH_MEDIA = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 ANY_MEDIA = ("*/*",)
 JSON_MEDIA = ("application/json",)
+#: What upstream's CRD OpenAPI builder (apiextensions ``controller/openapi/builder``) gives a
+#: custom resource's routes: JSON and YAML only, and no strategic merge patch, which is how
+#: kubectl's apply tells a custom resource from a built-in.
+CR_MEDIA = ("application/json", "application/yaml")
+CR_PATCH_MEDIA = ("application/json-patch+json", "application/merge-patch+json",
+                  "application/apply-patch+yaml")
+#: the ``info`` of a v3 document of custom resources
+CRD_INFO = {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}
 
 LIST_OPTIONS = ("allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit",
                 "resourceVersion", "resourceVersionMatch", "sendInitialEvents",
@@ -35,6 +43,7 @@ DELETE_PARAMS = ("dryRun", "gracePeriodSeconds",
 #: deletecollection takes the delete options and the list options that are not watch's.
 DELETECOLLECTION_PARAMS = DELETE_PARAMS + tuple(
     p for p in LIST_OPTIONS if p not in ("allowWatchBookmarks", "watch"))
+GET_PARAMS = ("resourceVersion",)
 WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
 PATCH_PARAMS = ("dryRun", "fieldManager.patch", "fieldValidation", "force")
 
@@ -123,6 +132,8 @@ class RouteTable:
         self._list_model = list_model
         #: document key -> path -> [Operation]
         self.documents: dict[str, dict[str, list[Operation]]] = {}
+        #: the keys of the documents of custom resources (``add_custom_resource_version``)
+        self.custom_resource_documents: set[str] = set()
 
     def add(self, document: str, path: str, operation: Operation) -> None:
         self.documents.setdefault(document, {}).setdefault(path, []).append(operation)
@@ -291,6 +302,91 @@ class RouteTable:
                     f"watch individual changes to a list of {kind}. deprecated: use the "
                     "'watch' parameter with a list operation instead.", (), LIST_OPTIONS,
                     ((*OK, WATCH_EVENT),), STREAM_MEDIA, "watchlist"))
+
+
+    # -- custom resources ------------------------------------------------------------------
+
+    def add_custom_resource_version(self, group: str, version: str, resources: dict) -> None:
+        """The paths of one served version of custom resources, as upstream's CRD OpenAPI
+        builder declares them (``generateBuilder``): no ``APIResourceList`` and no watch
+        paths, every verb, the ``status`` and ``scale`` subresources."""
+        infix, tag = group_version_prefix(group, version)
+        document = document_key(group, version)
+        self.custom_resource_documents.add(document)
+        for path in sorted(resources):
+            spec = getattr(resources[path], "spec", None)
+            if spec is None:
+                continue
+            resource, _, subresource = path.partition("/")
+            parent = getattr(resources.get(resource), "spec", None) or spec
+            self._add_custom_resource(document, infix, tag, parent, spec, resource,
+                                      subresource)
+
+    def _add_custom_resource(self, document, infix, tag, parent, spec, resource,
+                             subresource) -> None:
+        kind = parent.kind
+        model = self._model(spec)
+        gvk = (parent.group, parent.version, kind)
+        scope = "Namespaced" if parent.namespaced else ""
+        prefix = f"/{document}"
+        ns_path = "/namespaces/{namespace}" if parent.namespaced else ""
+        collection = f"{prefix}{ns_path}/{resource}"
+        name_param = {"name": "name", "in": "path", "description": f"name of the {kind}",
+                      "required": True, "schema": {"type": "string", "uniqueItems": True}}
+        scope_params = self._params(("namespace",)) if parent.namespaced else ()
+        item_params = scope_params + (name_param,)
+        common = self._params(("pretty",))
+
+        def op(method, verb, suffix, description, path_params, params, responses, action,
+               body="", body_required=False, consumes=CR_MEDIA):
+            return Operation(method, verb + infix + valid_operation_id(suffix, True),
+                             description, tag, path_params + common + self._params(params),
+                             responses, CR_MEDIA, consumes, body, body_required, action, gvk)
+
+        if subresource:
+            path = f"{collection}/{{name}}/{subresource}"
+            sub = valid_operation_id(subresource, True)
+            self.add(document, path, op(
+                "get", "read", scope + kind + sub, f"read {subresource} of the specified {kind}",
+                item_params, GET_PARAMS, ((*OK, model),), "get"))
+            self.add(document, path, op(
+                "put", "replace", scope + kind + sub,
+                f"replace {subresource} of the specified {kind}", item_params, WRITE_PARAMS,
+                ((*OK, model), (*CREATED, model)), "put", model, True))
+            self.add(document, path, op(
+                "patch", "patch", scope + kind + sub,
+                f"partially update {subresource} of the specified {kind}", item_params,
+                PATCH_PARAMS, ((*OK, model),), "patch", PATCH, True, CR_PATCH_MEDIA))
+            return
+        list_model = self._list_model(spec)
+        if parent.namespaced:
+            self.add(document, f"{prefix}/{resource}", op(
+                "get", "list", kind + "ForAllNamespaces", f"list objects of kind {kind}", (),
+                LIST_OPTIONS, ((*OK, list_model),), "list"))
+        self.add(document, collection, op(
+            "get", "list", scope + kind, f"list objects of kind {kind}", scope_params,
+            LIST_OPTIONS, ((*OK, list_model),), "list"))
+        self.add(document, collection, op(
+            "post", "create", scope + kind, f"create{article(kind)}{kind}", scope_params,
+            WRITE_PARAMS, ((*OK, model), (*CREATED, model), (*ACCEPTED, model)), "post",
+            model, True))
+        # Upstream's builder gives deletecollection the list options and no body.
+        self.add(document, collection, op(
+            "delete", "delete", "collection" + scope + kind, f"delete collection of {kind}",
+            scope_params, LIST_OPTIONS, ((*OK, STATUS),), "deletecollection"))
+        item = collection + "/{name}"
+        self.add(document, item, op(
+            "get", "read", scope + kind, f"read the specified {kind}", item_params, GET_PARAMS,
+            ((*OK, model),), "get"))
+        self.add(document, item, op(
+            "put", "replace", scope + kind, f"replace the specified {kind}", item_params,
+            WRITE_PARAMS, ((*OK, model), (*CREATED, model)), "put", model, True))
+        self.add(document, item, op(
+            "delete", "delete", scope + kind, f"delete{article(kind)}{kind}", item_params,
+            DELETE_PARAMS, ((*OK, STATUS), (*ACCEPTED, STATUS)), "delete", DELETE_OPTIONS))
+        self.add(document, item, op(
+            "patch", "patch", scope + kind, f"partially update the specified {kind}",
+            item_params, PATCH_PARAMS, ((*OK, model),), "patch", PATCH, True, CR_PATCH_MEDIA))
 
 
 def _delete_returns_object(spec, resource: str, handler) -> bool:

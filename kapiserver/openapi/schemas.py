@@ -226,3 +226,21 @@ def list_definition(group: str, version: str, kind: str, list_kind: str, model: 
         },
         GVK: [{"group": group, "kind": list_kind, "version": version}],
     }
+
+
+#: kube-apiserver's groups outside its legacy scheme, whose definition namer upstream's CRD
+#: OpenAPI builder uses: its ``DeleteOptions`` does not list their versions.
+_OUTSIDE_LEGACY_SCHEME = frozenset({"admission.k8s.io", "apiextensions.k8s.io",
+                                    "apiregistration.k8s.io", "imagepolicy.k8s.io"})
+_DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+
+
+def as_crd_builder_names(definitions: dict) -> dict:
+    """``definitions`` as the documents of custom resources show them (a shallow copy)."""
+    delete_options = definitions.get(_DELETE_OPTIONS)
+    if delete_options is None:
+        return definitions
+    kinds = delete_options.get("x-kubernetes-group-version-kind") or []
+    return {**definitions, _DELETE_OPTIONS: {
+        **delete_options, "x-kubernetes-group-version-kind": [
+            gvk for gvk in kinds if gvk.get("group") not in _OUTSIDE_LEGACY_SCHEME]}}

@@ -74,14 +74,18 @@ def path_item(operations: list[Operation]) -> dict:
     return item
 
 
-def render(paths: dict[str, list[Operation]], definitions: dict, info: dict) -> dict:
-    """The v3 document of ``paths``, with the definitions they reach."""
+def render(paths: dict[str, list[Operation]], definitions: dict, info: dict,
+           security_schemes: bool = True) -> dict:
+    """The v3 document of ``paths``, with the definitions they reach (and the server's
+    security schemes, which upstream's CRD documents do not declare)."""
     operations = [operation for ops in paths.values() for operation in ops]
     names = reachable(referenced(operations), definitions)
+    components = {"schemas": {name: definitions[name] for name in sorted(names)}}
+    if security_schemes:
+        components["securitySchemes"] = SECURITY_SCHEMES
     return {
         "openapi": "3.0.0",
         "info": info,
         "paths": {path: path_item(paths[path]) for path in sorted(paths)},
-        "components": {"schemas": {name: definitions[name] for name in sorted(names)},
-                       "securitySchemes": SECURITY_SCHEMES},
+        "components": components,
     }

@@ -466,6 +466,8 @@ class CustomResourceHandler(RESTHandler):
     """The REST handler of ``<plural>`` (or ``<plural>/status``) of one CRD version."""
 
     discovery_verbs = VERBS
+    #: OpenAPI describes it as upstream's CRD builder does
+    custom_resource = True
 
     def __init__(self, store, server, served: ServedVersion, terminating: bool,
                  subresource: str = ""):
@@ -534,6 +536,7 @@ class ScaleHandler:
 
     discovery_verbs = SUBRESOURCE_VERBS
     verbs = SUBRESOURCE_VERBS
+    custom_resource = True
 
     def __init__(self, store, server, served: ServedVersion):
         self.store = store

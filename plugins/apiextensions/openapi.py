@@ -100,5 +100,6 @@ def definitions(group: str, version: str, kind: str, list_kind: str, plural: str
                       "type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
             "kind": KIND, "metadata": LIST_METADATA},
         "x-kubernetes-group-version-kind": [{"group": group, "kind": list_kind,
-                                             "version": version}]}
+                                             "version": version}],
+        "x-kubernetes-selectable-fields": body["x-kubernetes-selectable-fields"]}
     return {name: body, definition_name(group, version, list_kind): list_body}
