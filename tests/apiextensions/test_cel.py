@@ -469,3 +469,83 @@ def test_cost_error_factors():
     assert "factor of more than 100x" in cost_error_message("c", 2 * 10 ** 9, 10 ** 7)
     assert "factor of 1.200000x" in cost_error_message("c", 12, 10)
     assert "factor of 2.5x" in cost_error_message("c", 25, 10)
+
+
+# -- set and map lists (upstream's unstructuredSetList / unstructuredMapList) ------------------
+
+SET = {"type": "array", "items": STRING, "x-kubernetes-list-type": "set"}
+ATOMIC = {"type": "array", "items": STRING}
+PORTS = {"type": "array", "x-kubernetes-list-type": "map",
+         "x-kubernetes-list-map-keys": ["name", "proto-col"],
+         "items": obj({"name": STRING, "proto-col": STRING, "port": INT, "tags": SET},
+                      required=["name"])}
+LISTS = obj({"set": SET, "atomic": ATOMIC, "ports": PORTS,
+             "byName": {"type": "object", "additionalProperties": SET},
+             "inner": {"type": "object", "nullable": True, "properties": {"set": SET}}})
+NEW = {"set": ["a", "b"], "atomic": ["a", "b"], "byName": {"x": ["1", "2"]},
+       "inner": {"set": ["p", "q"]},
+       "ports": [{"name": "http", "proto-col": "tcp", "port": 80, "tags": ["x", "y"]},
+                 {"name": "http", "proto-col": "udp", "port": 81}]}
+REORDERED = {"set": ["b", "a"], "atomic": ["a", "b"], "byName": {"x": ["2", "1"]},
+             "inner": {"set": ["q", "p"]},
+             "ports": [{"name": "http", "proto-col": "udp", "port": 81},
+                       {"name": "http", "proto-col": "tcp", "port": 80, "tags": ["y", "x"]}]}
+
+
+def rule_holds(rule, spec, old_spec=None):
+    errors = causes(obj(LISTS["properties"], [{"rule": rule}]), spec, old_spec)
+    assert all("failed rule" in e["message"] for e in errors), errors
+    return not errors
+
+
+@pytest.mark.parametrize("rule", [
+    "self == oldSelf", "self.set == oldSelf.set", "self.ports == oldSelf.ports",
+    "self.byName == oldSelf.byName", "self.inner == oldSelf.inner",
+    "self.ports[0] == oldSelf.ports[1]", "!(self.set != oldSelf.set)",
+    "self.ports.all(p, p in oldSelf.ports)", "self.set == ['b', 'a']",
+    "self.ports.exists(p, p.tags == ['y', 'x'])",
+])
+def test_set_and_map_lists_are_equal_in_any_order(rule):
+    assert rule_holds(rule, NEW, REORDERED)
+
+
+@pytest.mark.parametrize("rule", [
+    # a literal list on the left is a plain list: ordered, as upstream's
+    "['b', 'a'] == self.set",
+    # an atomic list is ordered
+    "self.atomic == ['b', 'a']",
+    # what a macro builds is a plain list
+    "self.set.map(s, s) == ['b', 'a']",
+])
+def test_plain_lists_stay_ordered(rule):
+    assert not rule_holds(rule, NEW, REORDERED)
+
+
+def test_a_changed_entry_is_not_equal():
+    changed = {**REORDERED, "ports": [dict(REORDERED["ports"][0], port=82),
+                                      REORDERED["ports"][1]]}
+    assert not rule_holds("self.ports == oldSelf.ports", NEW, changed)
+    assert not rule_holds("self == oldSelf", NEW, {**REORDERED, "set": ["a", "c"]})
+    assert not rule_holds("self.set == oldSelf.set", NEW, {**REORDERED, "set": ["a"]})
+    assert rule_holds("self.inner == oldSelf.inner", {**NEW, "inner": None},
+                      {**REORDERED, "inner": None})
+
+
+def test_concatenation_is_a_union_or_a_merge():
+    assert rule_holds("self.set + ['c', 'a', 'c'] == ['a', 'b', 'c'] && "
+                      "(self.set + ['c', 'a']).map(s, s) == ['a', 'b', 'c']", NEW)
+    # a map list merges by key: positions of the left, values of the right
+    assert rule_holds("(self.ports + oldSelf.ports).map(p, p.port) == [80, 81]",
+                      NEW, REORDERED)
+    assert rule_holds("size(self.ports + [self.ports[0]]) == 2", NEW)
+    assert rule_holds("(self.atomic + ['a']).size() == 3", NEW)
+
+
+def test_transition_rule_on_a_map_list_allows_reordering():
+    immutable = {**PORTS, "x-kubernetes-validations": [
+        {"rule": "self == oldSelf", "message": "ports are immutable"}]}
+    schema = obj({"ports": immutable})
+    assert causes(schema, {"ports": REORDERED["ports"]}, {"ports": NEW["ports"]}) == []
+    assert causes(schema, {"ports": NEW["ports"][:1]}, {"ports": NEW["ports"]}) == [{
+        "reason": "FieldValueInvalid", "field": "spec.ports",
+        "message": 'Invalid value: "array": ports are immutable'}]

@@ -136,6 +136,27 @@ def test_create_answers_the_defaulted_crd_as_upstream(api):
     assert discovery == transcript("crd-discovery-groupversion.json")["response"]["body"]
 
 
+def test_openapi_v3_document_matches_upstream(api):
+    """The CRD builder's document: JSON and YAML only, no strategic merge patch (which is
+    how kubectl's apply knows to send a merge patch), no watch paths, its own info."""
+    captured = transcript("crd-create.json")
+    response = api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                           json=captured["request"]["body"], **ADMIN)
+    assert response.status_code in (201, 409), response.text
+    api.wait_established("gadgets.capture.example.com")
+    want = transcript("crd-openapi-v3.json")["response"]["body"]
+    deadline = time.monotonic() + 10
+    while True:
+        response = api.get("/openapi/v3/apis/capture.example.com/v1", **ADMIN)
+        if response.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert response.json() == want
+    index = api.get("/openapi/v3", **ADMIN).json()["paths"]
+    assert "apis/capture.example.com/v1" in index
+    assert "apis/capture.example.com" not in index
+
+
 def test_apply_then_wait_established_within_a_second(api):
     manifest = crd_manifest("gizmos", "Gizmo", shortNames=None)
     manifest["spec"]["names"]["shortNames"] = ["gz"]
@@ -599,6 +620,66 @@ def test_optional_old_self_rules_on_create_and_update(api):
     assert_status(response, 422, "Invalid")
     assert response.json()["details"]["causes"][0]["message"] == (
         'Invalid value: "object": size may not shrink')
+
+
+# -- set and map lists in rules -------------------------------------------------------------------
+
+ROUTES = crd_manifest("routes", "Route", schema={"openAPIV3Schema": {
+    "type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "hosts": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set",
+                  "x-kubernetes-validations": [
+                      {"rule": "self == oldSelf", "message": "hosts are immutable"}]},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                  "x-kubernetes-list-map-keys": ["name"],
+                  "x-kubernetes-validations": [
+                      {"rule": "self == oldSelf", "message": "ports are immutable"}],
+                  "items": {"type": "object", "required": ["name"], "properties": {
+                      "name": {"type": "string"}, "port": {"type": "integer"}}}}}}}}})
+ROUTE = """apiVersion: example.com/v1
+kind: Route
+metadata:
+  name: r1
+  namespace: crs
+spec:
+  hosts: [{hosts}]
+  ports:
+{ports}"""
+
+
+def route(hosts: str, *ports: tuple) -> str:
+    return ROUTE.format(hosts=hosts, ports="".join(
+        f"  - name: {name}\n    port: {port}\n" for name, port in ports))
+
+
+def test_immutable_set_and_map_lists_may_be_reordered(api):
+    """``self == oldSelf`` on a set or map list ignores order, as upstream's list values."""
+    applied = api.kubectl("apply", "-f", "-", input=json.dumps(ROUTES))
+    assert applied.returncode == 0, applied.stderr
+    api.wait_established(f"routes.{GROUP}")
+    created = api.kubectl("apply", "-f", "-",
+                          input=route("a.io, b.io", ("http", 80), ("https", 443)))
+    assert (created.returncode, created.stdout) == (0, f"route.{GROUP}/r1 created\n"), created
+    reordered = api.kubectl("apply", "-f", "-",
+                            input=route("b.io, a.io", ("https", 443), ("http", 80)))
+    assert (reordered.returncode, reordered.stdout) == (
+        0, f"route.{GROUP}/r1 configured\n"), reordered
+    stored = api.get(f"/apis/{GROUP}/v1/namespaces/{NS}/routes/r1", **ADMIN).json()
+    assert stored["spec"] == {"hosts": ["b.io", "a.io"], "ports": [
+        {"name": "https", "port": 443}, {"name": "http", "port": 80}]}
+
+    changed = api.kubectl("apply", "-f", "-",
+                          input=route("b.io, c.io", ("https", 443), ("http", 8080)))
+    assert changed.returncode == 1
+    assert changed.stderr == (
+        'The Route "r1" is invalid: \n'
+        '* spec.hosts: Invalid value: "array": hosts are immutable\n'
+        '* spec.ports: Invalid value: "array": ports are immutable\n')
+    response = api.request("PATCH", f"/apis/{GROUP}/v1/namespaces/{NS}/routes/r1",
+                           data=b'{"spec":{"ports":[{"name":"http","port":80}]}}',
+                           headers=MERGE_PATCH, **ADMIN)
+    assert_status(response, 422, "Invalid",
+                  f'Route.{GROUP} "r1" is invalid: spec.ports: Invalid value: "array": ports '
+                  "are immutable")
 
 
 def test_watch_sees_changes_while_the_crd_is_updated(api):

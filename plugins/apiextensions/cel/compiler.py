@@ -7,7 +7,9 @@ environment where ``self`` and ``oldSelf`` are ``dyn`` and bound to unstructured
 are checked in the typed environment, then their checked expressions are planned in the
 runtime one, which is what makes compile errors upstream's (``undefined field 'x'``) while
 evaluation reads plain dicts. The runtime cannot bind optional values, so an
-``optionalOldSelf`` rule's program reads ``oldSelf`` from a list (see ``optional``).
+``optionalOldSelf`` rule's program reads ``oldSelf`` from a list (see ``optional``), and its
+lists are plain, so operators on set and map lists call the schema-aware ones of
+``listtypes``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from . import cost as costs
-from . import declarations, library, optional, types
+from . import declarations, library, listtypes, optional, types
 from .checked import CheckedAST, read_checked
 
 #: ``celconfig.PerCallLimit`` and ``RuntimeCELCostBudget`` (apiserver/pkg/apis/cel/config.go)
@@ -92,10 +94,12 @@ class Environment:
         self.library = library.Runtime(self.pool)
         exclusions = "".join(f'    - name: "{op}"\n' for op in declarations.EXCLUDED_STDLIB)
         self._config_yaml = "stdlib:\n  exclude_functions:\n" + exclusions
+        self.list_types = listtypes.TypeRegistry()
         self.runtime = cel.NewEnv(
             self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN,
                                   optional.HOLDER: cel.Type.DYN},
-            functions=declarations.runtime_declarations(self.library),
+            functions=(declarations.runtime_declarations(self.library)
+                       + self.list_types.runtime_declarations()),
             extensions=[ext_optional.ExtOptional()])
         self._checkers: dict = {}
 
@@ -151,6 +155,7 @@ class Environment:
         constant = worst if costs.is_constant(checked) else None
         if old_self_from_holder:
             serialized = optional.read_old_self_from_holder(serialized, checked)
+        serialized = listtypes.rewrite(serialized, checked, roots, self.list_types)
         program = self.runtime.deserialize(serialized)
         return Compiled(source, program, checked, worst, constant, max(worst, bound)), None
 
