@@ -143,6 +143,25 @@ def test_pattern_dollar_does_not_match_before_newline():
     assert one({"type": "string", "pattern": "^a$"}, "a\n") != []
 
 
+@pytest.mark.parametrize("pattern,good,bad", [
+    # Go's \d, \w and \s are ASCII, Python's are Unicode
+    (r"^\d+$", "123", "\u0661\u0662"),
+    (r"^\w+$", "a_1", "h\u00e9"),
+    # Unicode classes and POSIX classes, which Python's re cannot read
+    (r"^\p{Lu}\pL*$", "\u00c9cole", "ecole"),
+    (r"^[[:alpha:]]+$", "abc", "ab1"),
+    (r"^[[:^digit:]]+$", "abc", "a1"),
+    (r"(?i)^abc$", "ABC", "abd"),
+    (r"^a\z", "a", "a\n"),
+])
+def test_pattern_means_what_go_regexp_means(pattern, good, bad):
+    schema = {"type": "string", "pattern": pattern}
+    assert one(schema, good) == []
+    assert one(schema, bad) == [
+        ("FieldValueInvalid", "spec.x",
+         f"Invalid value: {go_json(bad)}: spec.x in body should match '{pattern}'")]
+
+
 def test_pattern_posix_class():
     assert one({"type": "string", "pattern": "^[[:digit:]]+$"}, "123") == []
     assert one({"type": "string", "pattern": "^[[:digit:]]+$"}, "12a") != []

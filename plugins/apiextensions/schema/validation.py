@@ -29,8 +29,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from decimal import Decimal
+
+import re2
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath, go_float, go_quote
 
@@ -181,60 +182,22 @@ def _root_subscript(subscript: str) -> FieldPath:
 
 # -- patterns ----------------------------------------------------------------------------------
 
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ", "upper": "A-Z",
-    "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
-
-
-def _translate_re2(pattern: str) -> str:
-    """Rewrite the RE2 pieces Python reads differently: ``$`` and ``\\z`` end the text only,
-    POSIX classes ``[[:alpha:]]`` are spelled out."""
-    out, i, n, in_class = [], 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            nxt = pattern[i + 1]
-            out.append("\\Z" if nxt == "z" and not in_class else c + nxt)
-            i += 2
-            continue
-        if in_class:
-            if c == "[" and pattern.startswith("[:", i):
-                end = pattern.find(":]", i + 2)
-                name = pattern[i + 2:end] if end > 0 else ""
-                negate = name.startswith("^")
-                if name.lstrip("^") in _POSIX_CLASSES and not negate:
-                    out.append(_POSIX_CLASSES[name])
-                    i = end + 2
-                    continue
-            if c == "]":
-                in_class = False
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":
-                out.append("\\]")
-                i += 1
-            continue
-        out.append("\\Z" if c == "$" else c)
-        i += 1
-    return "".join(out)
+@functools.cache
+def _re2_options():
+    """Go's ``regexp`` is RE2: its syntax (``\\pL``, ``[[:alpha:]]``) and its meaning (``\\d``
+    and ``\\w`` are ASCII, ``$`` ends the text), which Python's ``re`` does not share."""
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is an answer, not a log line
+    return options
 
 
 @functools.lru_cache(maxsize=1024)
 def _compile(pattern: str):
-    """The compiled pattern, or None when Python cannot read it (then it is not enforced)."""
+    """The pattern compiled by RE2, or None when RE2 refuses it (then it is not enforced:
+    a CRD whose pattern Go cannot compile is refused when it is written)."""
     try:
-        return re.compile(_translate_re2(pattern))
-    except (re.error, RecursionError, OverflowError):
+        return re2.compile(pattern, _re2_options())
+    except re2.error:
         return None
 
 
