@@ -171,6 +171,9 @@ def test_types_from_the_schema():
     "cidr('10.0.0.0/8')",
     "sets.contains([1, 2, 3], [1]) && sets.intersects([1], [1, 2]) && sets.equivalent([1, 2], "
     "[2, 1])",
+    "string(ip('2001:DB8::0:1')) == '2001:db8::1' && string(cidr('10.0.0.1/8')) == '10.0.0.1/8'",
+    "string(cidr('10.0.0.0/8').ip()) == '10.0.0.0' && string(1) == '1' && string(true) == 'true'",
+    "string(2u) == '2' && string(b'a') == 'a' && string(duration('90s')) == '90s'",
     "self.l[?5].orValue(7) == 7 && self.?missing.orValue('d') == 'd'",
     "self.l.size() < 4.5 && 1 < 1.5",
 ])

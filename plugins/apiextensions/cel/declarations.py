@@ -17,7 +17,13 @@ _COMPARISON_OPS = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater",
 _COMPARISON_TYPES = {"bool": "bool", "int": "int64", "uint": "uint64", "double": "double",
                      "string": "string", "bytes": "bytes", "timestamp": "timestamp",
                      "duration": "duration"}
-EXCLUDED_STDLIB = tuple(_COMPARISON_OPS)
+#: ``string()``'s standard overloads: the checker redeclares them with the ip and cidr ones
+#: (cel-cpp refuses a second declaration of a standard function); the runtime keeps them.
+_STRING_CONVERSIONS = {"string_to_string": "string", "bool_to_string": "bool",
+                       "int64_to_string": "int", "uint64_to_string": "uint",
+                       "double_to_string": "double", "bytes_to_string": "bytes",
+                       "timestamp_to_string": "timestamp", "duration_to_string": "duration"}
+EXCLUDED_STDLIB = (*_COMPARISON_OPS, "string")
 
 
 def _types():
@@ -113,6 +119,9 @@ def checker_declarations() -> list:
                              is_member=True)]),
         D("masked", [O("cidr_masked", t["CIDR"], [t["CIDR"]], is_member=True)]),
         D("prefixLength", [O("cidr_prefix_length", T.INT, [t["CIDR"]], is_member=True)]),
+        D("string", [*(O(oid, T.STRING, [t[k]]) for oid, k in _STRING_CONVERSIONS.items()),
+                     O("ip_to_string", T.STRING, [t["IP"]]),
+                     O("cidr_to_string", T.STRING, [t["CIDR"]])]),
     ]
     S, I = T.STRING, T.INT
     return decls + [
@@ -242,6 +251,8 @@ def runtime_declarations(rt: Runtime) -> list:
                              is_member=True, impl=_wrap(rt.cidr_contains_cidr))]),
         member("masked", "cidr_masked", c, [c], rt.cidr_masked),
         member("prefixLength", "cidr_prefix_length", T.INT, [c], rt.cidr_prefix_length),
+        # The runtime dispatches on kinds: one overload serves every message (IP and CIDR).
+        D("string", [O("ip_to_string", T.STRING, [ip], impl=_wrap(rt.opaque_to_string))]),
     ]
 
 

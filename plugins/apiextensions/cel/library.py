@@ -365,6 +365,11 @@ class Runtime:
             return False
         return True
 
+    @staticmethod
+    def opaque_to_string(value):
+        """``string(ip)`` and ``string(cidr)``: the canonical text the message holds."""
+        return value.value
+
     def cidr_ip(self, c):
         return self.new("net.IP", c.value.split("/")[0])
 
