@@ -174,6 +174,14 @@ def test_types_from_the_schema():
     "string(ip('2001:DB8::0:1')) == '2001:db8::1' && string(cidr('10.0.0.1/8')) == '10.0.0.1/8'",
     "string(cidr('10.0.0.0/8').ip()) == '10.0.0.0' && string(1) == '1' && string(true) == 'true'",
     "string(2u) == '2' && string(b'a') == 'a' && string(duration('90s')) == '90s'",
+    "!format.dns1123Label().validate('abc-1').hasValue() && "
+    "format.dns1123Label().validate(self.s).hasValue()",
+    "format.named('labelValue').hasValue() && !format.named('nope').hasValue() && "
+    "format.named('uuid').value().validate('x').value() == ['does not match the UUID format']",
+    "format.uri().validate('foo').value() == ['parse \"foo\": invalid URI for request'] && "
+    "!format.datetime().validate('2024-01-01T00:00:00Z').hasValue()",
+    "format.dns1123LabelPrefix().validate('abc-').orValue([]).size() == 0 && "
+    "format.qualifiedName().validate('a/b/c').value().size() == 1",
     "self.l[?5].orValue(7) == 7 && self.?missing.orValue('d') == 'd'",
     "self.l.size() < 4.5 && 1 < 1.5",
 ])
@@ -552,3 +560,26 @@ def test_transition_rule_on_a_map_list_allows_reordering():
     assert causes(schema, {"ports": NEW["ports"][:1]}, {"ports": NEW["ports"]}) == [{
         "reason": "FieldValueInvalid", "field": "spec.ports",
         "message": 'Invalid value: "array": ports are immutable'}]
+
+
+def test_format_library_errors_in_message_expressions():
+    schema = obj({"name": STRING}, [{
+        "rule": "!format.dns1123Label().validate(self.name).hasValue()",
+        "messageExpression": "format.dns1123Label().validate(self.name).value().join(', ')"}])
+    assert causes(schema, {"name": "ok-name"}) == []
+    assert causes(schema, {"name": "Bad_Name"}) == [{
+        "reason": "FieldValueInvalid", "field": "spec",
+        "message": 'Invalid value: "object": a lowercase RFC 1123 label must consist of lower '
+                   "case alphanumeric characters or '-', and must start and end with an "
+                   "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                   "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"}]
+
+
+def test_format_validate_cost_assumes_the_longest_regex():
+    # size * 0.1 * (128 * 0.25): an unbounded string is over any budget
+    unbounded = obj({"name": STRING}, [{"rule": "!format.uuid().validate(self.name).hasValue()"}])
+    assert any("exceeds budget" in t for t in texts(with_spec(unbounded)))
+    bounded = obj({"name": {"type": "string", "maxLength": 64}},
+                  [{"rule": "!format.uuid().validate(self.name).hasValue()"}])
+    assert texts(with_spec(bounded)) == []
+

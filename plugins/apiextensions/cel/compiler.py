@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from . import cost as costs
-from . import declarations, library, listtypes, optional, types
+from . import declarations, format_library, library, listtypes, optional, types
 from .checked import CheckedAST, read_checked
 
 #: ``celconfig.PerCallLimit`` and ``RuntimeCELCostBudget`` (apiserver/pkg/apis/cel/config.go)
@@ -93,7 +93,8 @@ class Environment:
         self.pool = types.new_pool(library.library_files())
         self.library = library.Runtime(self.pool)
         exclusions = "".join(f'    - name: "{op}"\n' for op in declarations.EXCLUDED_STDLIB)
-        self._config_yaml = "stdlib:\n  exclude_functions:\n" + exclusions
+        self._config_yaml = ("stdlib:\n  exclude_functions:\n" + exclusions
+                             + format_library.checker_config_yaml())
         self.list_types = listtypes.TypeRegistry()
         self.runtime = cel.NewEnv(
             self.pool, variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN,
@@ -156,6 +157,7 @@ class Environment:
         if old_self_from_holder:
             serialized = optional.read_old_self_from_holder(serialized, checked)
         serialized = listtypes.rewrite(serialized, checked, roots, self.list_types)
+        serialized = format_library.rewrite(serialized, checked)
         program = self.runtime.deserialize(serialized)
         return Compiled(source, program, checked, worst, constant, max(worst, bound)), None
 

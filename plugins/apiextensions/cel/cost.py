@@ -19,6 +19,8 @@ MAX = (1 << 64) - 1
 UNKNOWN = (0, MAX)
 STRING_TRAVERSAL = 0.1
 REGEX_LENGTH = 0.25
+#: ``cel.MaxNameFormatRegexSize``
+MAX_NAME_FORMAT_REGEX_SIZE = 128
 LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
 _ACCUMULATORS = ("@result", "__result__")
 
@@ -407,6 +409,12 @@ class Coster:
             return None
         if fn == "ip.isCanonical" and target is not None and args:
             return factor(size(args[0]), 2 * STRING_TRAVERSAL), None
+        if fn == "validate" and target is not None and args:
+            # A named format's regex is not known: upstream assumes the longest one.
+            return factor(factor(size(args[0]), STRING_TRAVERSAL),
+                          MAX_NAME_FORMAT_REGEX_SIZE * REGEX_LENGTH), None
+        if fn == "format.named":
+            return (1, 1), None
         if fn in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
                   "isLinkLocalMulticast", "isLinkLocalUnicast", "sign", "asInteger",
                   "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan",

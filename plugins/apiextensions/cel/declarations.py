@@ -6,6 +6,7 @@ comparisons, which replace the standard library's.
 
 from __future__ import annotations
 
+from . import format_library
 from .library import LibraryError, Runtime
 
 
@@ -33,7 +34,8 @@ def _types():
     return T, {"int": T.INT, "uint": T.UINT, "double": T.DOUBLE, "bool": T.BOOL,
                "string": T.STRING, "bytes": T.BYTES, "duration": T.DURATION,
                "timestamp": T.TIMESTAMP, "dyn": T.DYN, "URL": T("kubernetes.URL"),
-               "Quantity": T("kubernetes.Quantity"), "IP": T("net.IP"), "CIDR": T("net.CIDR")}
+               "Quantity": T("kubernetes.Quantity"), "IP": T("net.IP"), "CIDR": T("net.CIDR"),
+               "NamedFormat": T(format_library.TYPE)}
 
 
 def checker_declarations() -> list:
@@ -132,6 +134,7 @@ def checker_declarations() -> list:
                           O("string_last_index_of_string_int", I, [S, S, I], is_member=True),
                           O("list_last_index_of", I, [T.List(T.DYN), T.DYN], is_member=True)]),
         *_string_declarations(O, D, T, impls=None),
+        *format_library.checker_declarations(cel, t["NamedFormat"]),
     ]
 
 
@@ -253,6 +256,7 @@ def runtime_declarations(rt: Runtime) -> list:
         member("prefixLength", "cidr_prefix_length", T.INT, [c], rt.cidr_prefix_length),
         # The runtime dispatches on kinds: one overload serves every message (IP and CIDR).
         D("string", [O("ip_to_string", T.STRING, [ip], impl=_wrap(rt.opaque_to_string))]),
+        *format_library.runtime_declarations(cel, rt, _wrap),
     ]
 
 

@@ -23,7 +23,9 @@ import re
 from fractions import Fraction
 from urllib.parse import parse_qs, urlsplit
 
-MESSAGES = {"kubernetes": ("URL", "Quantity"), "net": ("IP", "CIDR")}
+from kapiserver.apimachinery.field_errors import go_quote
+
+MESSAGES = {"kubernetes": ("URL", "Quantity", "NamedFormat"), "net": ("IP", "CIDR")}
 
 
 class LibraryError(Exception):
@@ -511,8 +513,8 @@ def _regex(pattern: str):
 
 def _parse_url(text: str):
     """``url.ParseRequestURI``: an absolute URI or an absolute path."""
-    error = LibraryError(f"URL parse error during conversion from string: parse {text!r}: "
-                         "invalid URI for request")
+    error = LibraryError("URL parse error during conversion from string: parse "
+                         f"{go_quote(text)}: invalid URI for request")
     if not text or any(c in text for c in " \t\r\n"):
         raise error
     try:
