@@ -497,6 +497,27 @@ def test_defaults_must_validate_and_be_pruned():
                    "equal to 5"]
 
 
+def test_defaults_must_pass_the_cel_rules_of_their_schema():
+    got = spec_errors({"type": "object", "properties": {"spec": {
+        "type": "object", "default": {"size": 20},
+        "x-kubernetes-validations": [{"rule": "self.size <= 10", "message": "too big"}],
+        "properties": {
+            "size": {"type": "integer", "default": 50,
+                     "x-kubernetes-validations": [{"rule": "self < 40"}]},
+            # checked as a create too: no old value
+            "fresh": {"type": "integer", "default": 3, "x-kubernetes-validations": [
+                {"rule": "oldSelf.hasValue() || self < 2", "optionalOldSelf": True}]},
+            # checked as an update from the default itself
+            "grows": {"type": "integer", "default": 3,
+                      "x-kubernetes-validations": [{"rule": "self >= oldSelf"}]}}}}})
+    spec = f"{ROOT}.properties[spec]"
+    assert got == [
+        f'{spec}.default: Invalid value: "object": too big',
+        f'{spec}.properties[fresh].default: Invalid value: "integer": failed rule: '
+        "oldSelf.hasValue() || self < 2",
+        f'{spec}.properties[size].default: Invalid value: "integer": failed rule: self < 40']
+
+
 def test_defaults_are_forbidden_in_top_level_metadata():
     openapi = schema()
     openapi["properties"]["metadata"] = {"type": "object", "properties": {

@@ -91,12 +91,13 @@ class RuleSet:
         return self.root is None
 
     @classmethod
-    def compile(cls, schema: dict) -> RuleSet:
-        """Compile every rule of ``schema``; compile errors surface when validating, as
+    def compile(cls, schema: dict, is_resource_root: bool = True) -> RuleSet:
+        """Compile every rule of ``schema`` (a resource's root, or any schema node when
+        ``is_resource_root`` is false); compile errors surface when validating, as
         upstream's (they are refused when the CRD is written)."""
         if not has_rules(schema):
             return cls(None, False)
-        root_decl = types.decl_type(schema, True)
+        root_decl = types.decl_type(schema, is_resource_root)
         if root_decl is None:
             return cls(None, False)
         env = compiler.Environment()
@@ -106,9 +107,9 @@ class RuleSet:
         total, worst = builder.total_cost, builder.worst_rule
         return cls(root, worst > PER_CALL_LIMIT or total > RUNTIME_COST_BUDGET)
 
-    def validate(self, obj: dict, old: dict | None = None, correlated=None,
-                 warnings: list[str] | None = None) -> list[FieldError]:
-        """Every failed rule of ``obj`` (``old`` on update) as a field error.
+    def validate(self, obj, old=None, correlated=None, warnings: list[str] | None = None,
+                 path: FieldPath | None = None) -> list[FieldError]:
+        """Every failed rule of ``obj`` (``old`` on update) as a field error, below ``path``.
 
         ``correlated`` (the ``schema.correlation.Correlated`` of ``obj`` and ``old``) turns
         ratcheting on: the failures it excuses are appended to ``warnings`` (when given) as
@@ -116,7 +117,7 @@ class RuleSet:
         if self.root is None:
             return []
         run = _Run(self.accounting, warnings)
-        run.node(self.root, None, obj, old, correlated, None)
+        run.node(self.root, path, obj, old, correlated, None)
         return run.errors
 
 

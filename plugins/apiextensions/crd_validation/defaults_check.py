@@ -1,10 +1,11 @@
 """Checks of the ``default`` values in a CRD schema (``structuraldefaulting.ValidateDefaults``).
 
 Every default must survive pruning unchanged (``must not have unknown fields``), make valid
-TypeMeta and ObjectMeta where it sits in an embedded resource's metadata, and validate
-against the schema it is the default of. The root is treated as an embedded resource.
-Defaults below ``additionalProperties`` are not visited (the walk forbids them there).
-Running the schema's CEL rules on each default is not done here.
+TypeMeta and ObjectMeta where it sits in an embedded resource's metadata, validate against
+the schema it is the default of, and then pass that schema's CEL rules: as an update from
+itself, and (with ratcheting, on by default) as a create, for rules with ``optionalOldSelf``.
+The root is treated as an embedded resource. Defaults below ``additionalProperties`` are not
+visited (the walk forbids them there).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import copy
 
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath, aggregate_message
 
+from ..cel import RuleSet
+from ..cel.validation import has_rules
 from ..schema.objectmeta import validate_embedded_resources
 from ..schema.pruning import _Pruner
 from ..schema.validation import validate_openapi
@@ -58,13 +61,15 @@ def _check(path: FieldPath, s: dict, root: dict, keys: tuple, inside_meta: bool,
                 out.append(FieldError.invalid(at, default, "must result in valid metadata: "
                                                            + aggregate_message(meta_errs)))
             else:
-                out.extend(validate_openapi(s, default, at))
+                out.extend(validate_openapi(s, default, at)
+                           or _rule_errors(s, default, at, s is root))
         else:
             embedded = s.get("x-kubernetes-embedded-resource") is True
             if require_pruned and _pruned(default, s, embedded) != default:
                 out.append(FieldError.invalid(at, default, "must not have unknown fields"))
             meta_errs = validate_embedded_resources(s, default, at)
-            out.extend(meta_errs or validate_openapi(s, default, at))
+            out.extend(meta_errs or validate_openapi(s, default, at)
+                       or _rule_errors(s, default, at, s is root))
     items = s.get("items")
     if isinstance(items, dict):
         _check(path.child("items"), items, root, keys + ("[]",), inside_meta, require_pruned,
@@ -77,6 +82,16 @@ def _check(path: FieldPath, s: dict, root: dict, keys: tuple, inside_meta: bool,
                                      and name in _META_FIELDS)
         _check(path.child("properties").key(name), properties[name], root, keys + (name,),
                sub_inside, require_pruned, out)
+
+
+def _rule_errors(s: dict, default, at: FieldPath, is_resource_root: bool) -> list[FieldError]:
+    """The CEL rules of ``s`` (and below it) on its default: as an update from itself, then
+    as a create (so an ``optionalOldSelf`` rule sees no old value)."""
+    if not has_rules(s):
+        return []
+    rules = RuleSet.compile(s, is_resource_root)
+    return (rules.validate(default, default, path=at)
+            or rules.validate(default, None, path=at))
 
 
 def validate_defaults(schema: dict, path: FieldPath, require_pruned: bool) -> list[FieldError]:
