@@ -17,6 +17,7 @@ that need the webhook, not every request for the CRD (kubernetes#123835).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import uuid
@@ -122,9 +123,7 @@ class WebhookConverter:
             namespace, name = service.get("namespace", ""), service.get("name", "")
             port = service.get("port") or 443
             url = f"https://{name}.{namespace}.svc:{port}{service.get('path') or '/'}"
-
-            def dial():
-                return resolve_service(namespace, name, port)
+            dial = functools.partial(resolve_service, namespace, name, port)
         else:
             url = config.get("url", "")
         url += ("&" if "?" in url else "?") + f"timeout={TIMEOUT}s"
