@@ -15,7 +15,10 @@ one map key or list item:
   what upstream's empty object holds and never claims ``spec`` itself;
 * ``omit_empty``: nulls and empty maps and lists are dropped before comparing, as
   decoding into Go types drops them (true for built-in kinds; custom resources are
-  unstructured upstream and keep them).
+  unstructured upstream and keep them);
+* ``verbatim``: subtrees ``omit_empty`` leaves as they are, where an empty map is a
+  pointer to a struct Go keeps (a CRD's ``subresources: {status: {}}``, a schema's
+  ``default: {}``); the kind's strategy writes them as Go does.
 
 The tables below were checked against the OpenAPI v3 documents a v1.32 kube-apiserver
 serves (``x-kubernetes-list-type``, ``-list-map-keys``, ``-map-type``, ``default``).
@@ -63,7 +66,7 @@ ATOMIC = ListType()
 
 
 class _Node:
-    __slots__ = ("children", "star", "list_type", "atomic", "default")
+    __slots__ = ("children", "star", "list_type", "atomic", "default", "verbatim")
 
     def __init__(self):
         self.children: dict[str, _Node] = {}
@@ -71,6 +74,7 @@ class _Node:
         self.list_type: ListType | None = None
         self.atomic: bool | None = None
         self.default: Any = _NO_DEFAULT
+        self.verbatim = False
 
 
 class ListTypes:
@@ -78,11 +82,12 @@ class ListTypes:
 
     def __init__(self, lists: Mapping[str, Any] | None = None, *,
                  atomic: Iterable[str] = (), defaults: Mapping[str, Any] | None = None,
-                 omit_empty: bool = False):
+                 omit_empty: bool = False, verbatim: Iterable[str] = ()):
         self.lists = MappingProxyType({p: ListType.of(s) for p, s in (lists or {}).items()})
         self.atomic = frozenset(atomic)
         self.defaults = MappingProxyType(dict(defaults or {}))
         self.omit_empty = omit_empty
+        self.verbatim = frozenset(verbatim)
         self._root = _Node()
         for pattern, list_type in self.lists.items():
             self._node(pattern).list_type = list_type
@@ -90,6 +95,8 @@ class ListTypes:
             self._node(pattern).atomic = True
         for pattern, value in self.defaults.items():
             self._node(pattern).default = value
+        for pattern in self.verbatim:
+            self._node(pattern).verbatim = True
 
     def _node(self, pattern: str) -> _Node:
         node = self._root
@@ -105,11 +112,13 @@ class ListTypes:
         """Both tables; ``other`` wins where both name a pattern."""
         return ListTypes({**self.lists, **other.lists}, atomic=self.atomic | other.atomic,
                          defaults={**self.defaults, **other.defaults},
-                         omit_empty=self.omit_empty or other.omit_empty)
+                         omit_empty=self.omit_empty or other.omit_empty,
+                         verbatim=self.verbatim | other.verbatim)
 
     def __repr__(self) -> str:
         return (f"ListTypes(lists={dict(self.lists)!r}, atomic={sorted(self.atomic)!r}, "
-                f"defaults={dict(self.defaults)!r}, omit_empty={self.omit_empty!r})")
+                f"defaults={dict(self.defaults)!r}, omit_empty={self.omit_empty!r}, "
+                f"verbatim={sorted(self.verbatim)!r})")
 
     # -- matching: a cursor is the tuple of pattern nodes matching the current path --
 
@@ -157,21 +166,28 @@ class ListTypes:
 
     # -- normalizing objects as Go's decoding would see them --
 
-    def prune(self, obj: Any) -> Any:
+    def prune(self, obj: Any, cursor: tuple | None = None) -> Any:
         """A copy of ``obj`` without nulls, and without empty maps and lists when
-        ``omit_empty``; list items are kept."""
+        ``omit_empty`` (but for ``verbatim`` subtrees); list items are kept."""
+        if cursor is None:
+            cursor = self.cursor() if self.verbatim else ()
+        if any(node.verbatim for node in cursor):
+            return copy.deepcopy(obj)
         if isinstance(obj, dict):
             out = {}
             for key, value in obj.items():
                 if value is None:
                     continue
-                value = self.prune(value)
-                if self.omit_empty and isinstance(value, (dict, list)) and not value:
-                    continue
+                if isinstance(value, (dict, list)):
+                    value = self.prune(value, self.descend(cursor, key) if cursor else ())
+                    if self.omit_empty and not value and not (
+                            cursor and any(n.verbatim for n in self.descend(cursor, key))):
+                        continue
                 out[key] = value
             return out
         if isinstance(obj, list):
-            return [self.prune(item) if isinstance(item, (dict, list)) else item
+            items = self.descend(cursor, ITEM) if cursor else ()
+            return [self.prune(item, items) if isinstance(item, (dict, list)) else item
                     for item in obj]
         return obj
 
@@ -204,9 +220,9 @@ _CONDITION = {  # metav1.Condition: every field but observedGeneration lacks omi
     "message": "", "reason": "", "status": "", "type": "", "lastTransitionTime": None}
 
 
-def _builtin(lists=None, atomic=(), defaults=None) -> ListTypes:
+def _builtin(lists=None, atomic=(), defaults=None, verbatim=()) -> ListTypes:
     return OBJECT_META | ListTypes(lists, atomic=atomic, defaults={**_META, **(defaults or {})},
-                                   omit_empty=True)
+                                   omit_empty=True, verbatim=verbatim)
 
 
 def _each(prefix: str, fields: Mapping[str, Any]) -> dict:
@@ -239,6 +255,7 @@ CUSTOM_RESOURCE_DEFINITION = _builtin(
      "status.storedVersions": "atomic", "status.acceptedNames.shortNames": "atomic",
      "status.acceptedNames.categories": "atomic", "spec.names.shortNames": "atomic",
      "spec.names.categories": "atomic"},
+    verbatim=("spec.versions",),
     defaults={"spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "",
                        "versions": None},
               "status": {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": None,

@@ -157,6 +157,22 @@ def test_openapi_v3_document_matches_upstream(api):
     assert "apis/capture.example.com" not in index
 
 
+def test_server_side_apply_of_a_crd_keeps_its_empty_subresources(api):
+    """``subresources: {status: {}}`` is a pointer to an empty struct: kept, as Go keeps it,
+    so the CRD gets its status subresource, and applying it again conflicts with nobody."""
+    manifest = json.dumps(crd_manifest("sprockets", "Sprocket", subresources={"status": {}}))
+    for args in (["--server-side"], [], ["--server-side"], ["--server-side",
+                                                            "--field-manager=other"]):
+        applied = api.kubectl("apply", *args, "-f", "-", input=manifest)
+        assert applied.returncode == 0, (args, applied.stderr)
+    crd = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sprockets.{GROUP}",
+                  **ADMIN).json()
+    assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
+    api.wait_established(f"sprockets.{GROUP}")
+    resources = api.get(f"/apis/{GROUP}/v1", **ADMIN).json()["resources"]
+    assert "sprockets/status" in [r["name"] for r in resources]
+
+
 def test_apply_then_wait_established_within_a_second(api):
     manifest = crd_manifest("gizmos", "Gizmo", shortNames=None)
     manifest["spec"]["names"]["shortNames"] = ["gz"]
