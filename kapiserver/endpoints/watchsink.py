@@ -21,6 +21,7 @@ feed could not finish.
 from __future__ import annotations
 
 import collections
+import errno
 import ssl
 
 _WOULD_BLOCK = (ssl.SSLWantWriteError, ssl.SSLWantReadError)
@@ -96,4 +97,20 @@ class SocketSink:
     def _fail(self, reason: str) -> None:
         self.failed = reason
         self.backlog.clear()
+        _abandon(self.sock)
         self.ready.set()
+
+
+def _abandon(sock) -> None:
+    """Make every later write to ``sock`` fail as a broken pipe.
+
+    A failed watch may leave a TLS record half written, which OpenSSL only lets a write of
+    the same bytes finish; the server's closing chunk would fail with ``BAD_LENGTH`` (and
+    be logged as an invalid request). The connection is over either way: a broken pipe is
+    what the server quietly expects of a client gone away, and it closes the socket.
+    """
+
+    def broken_pipe(*args, **kwargs):
+        raise BrokenPipeError(errno.EPIPE, "the watch connection was abandoned")
+
+    sock.send = sock.sendall = broken_pipe

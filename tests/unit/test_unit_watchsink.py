@@ -109,3 +109,15 @@ def test_a_closed_connection_fails_the_sink(tls_pair):
             sink.offer(b"z" * 65536)
             gevent.sleep(0.01)
     assert sink.failed.startswith("write failed")
+
+
+def test_a_failed_sink_leaves_no_half_written_record_to_finish(tls_pair):
+    """A watcher dropped while a TLS record is half written: the server's closing chunk
+    must fail as a broken pipe (quietly closed), not as OpenSSL's BAD_LENGTH."""
+    server, client = tls_pair
+    sink = SocketSink(server, gevent.event.Event(), max_backlog=3)
+    for _ in range(4):
+        sink.offer(b"y" * (1 << 20))  # the first write blocks half way; the 4th is too many
+    assert sink.failed == "watcher fell too far behind" and not sink.backlog
+    with pytest.raises(BrokenPipeError):
+        server.sendall(b"0\r\n\r\n")
