@@ -403,7 +403,8 @@ class RESTHandler:
             raise errors.BadRequest(str(err)) from None
         applier = Applier(self.spec.api_version, self.spec.kind, request.args["fieldManager"],
                           info.subresource, list_types=self.store.strategy.list_types,
-                          status_subresource=self.store.strategy.status_subresource)
+                          status_subresource=self.store.strategy.status_subresource,
+                          shape=self.store.strategy.apply_shape)
         warned = []
 
         def applied(current: dict | None) -> dict:

@@ -104,13 +104,13 @@ class Applier:
     def __init__(self, api_version: str, kind: str, manager: str, subresource: str = "", *,
                  list_types: ListTypes | None = None,
                  reset_fields: Iterable[str] | None = None, status_subresource: bool = False,
-                 max_update_managers: int = MAX_UPDATE_MANAGERS):
+                 max_update_managers: int = MAX_UPDATE_MANAGERS, shape=None):
         self.api_version = api_version
         self.kind = kind
         self.manager = manager
         self.subresource = subresource
         self.list_types = list_types or for_kind(api_version, kind)
-        self.root = Node.root(api_version, kind, self.list_types)
+        self.root = Node.root(api_version, kind, self.list_types, shape)
         if reset_fields is None:
             reset_fields = default_reset_fields(subresource, status_subresource)
         self.reset = path_set(reset_fields)

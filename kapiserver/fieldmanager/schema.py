@@ -126,6 +126,53 @@ def shape_for_kind(api_version: str, kind: str) -> Shape:
     return Shape(STRUCT, fields={**_TYPE_META, "metadata": object_meta}, extra=ANY_SHAPE)
 
 
+def shape_for_schema(schema: dict | None) -> Shape:
+    """The shape of a whole object whose kind a structural OpenAPI v3 schema describes (a
+    custom resource), as upstream's typed schema from the CRD's OpenAPI: declared
+    properties only (an unknown one is refused) unless ``x-kubernetes-preserve-unknown-
+    fields``, ``additionalProperties`` maps, ``x-kubernetes-int-or-string`` untyped, and
+    ``apiVersion``, ``kind`` and ObjectMeta at the root and in embedded resources."""
+    return _schema_shape(schema if isinstance(schema, dict) else {}, True)
+
+
+def _object_meta_shape() -> Shape:
+    from ..runtime.protobuf import default_codec
+
+    return _message_shape(default_codec()._messages["meta/v1.ObjectMeta"])
+
+
+def _schema_shape(s: dict, resource: bool = False) -> Shape:
+    if s.get("x-kubernetes-int-or-string"):
+        return _SCALARS["untyped"]
+    preserve = s.get("x-kubernetes-preserve-unknown-fields") is True
+    resource = resource or s.get("x-kubernetes-embedded-resource") is True
+    kind = s.get("type")
+    if kind == "array":
+        items = s.get("items")
+        return Shape(LIST, element=(lambda: _schema_shape(items)) if isinstance(items, dict)
+                     else ANY_SHAPE)
+    if kind in ("string", "integer", "number", "boolean"):
+        return _SCALARS[{"string": "string", "boolean": "boolean"}.get(kind, "numeric")]
+    if kind != "object" and not resource:
+        return ANY_SHAPE  # no type: only x-kubernetes-preserve-unknown-fields allows it
+    additional = s.get("additionalProperties")
+    properties = s.get("properties")
+    if isinstance(additional, dict) and not properties and not resource:
+        return Shape(MAP, element=lambda: _schema_shape(additional))
+    if not isinstance(properties, dict) and preserve and not resource:
+        return Shape(MAP, element=ANY_SHAPE)
+
+    def fields() -> dict:
+        out = {name: _schema_shape(sub) for name, sub in (properties or {}).items()
+               if isinstance(sub, dict)}
+        if resource:
+            out.update(_TYPE_META)
+            out["metadata"] = _object_meta_shape()
+        return out
+
+    return Shape(STRUCT, fields=fields, extra=ANY_SHAPE if preserve else None)
+
+
 class Node:
     """A position in an object, for both its ``Shape`` and its ``ListTypes`` patterns."""
 
@@ -137,10 +184,12 @@ class Node:
         self.types = types
 
     @classmethod
-    def root(cls, api_version: str, kind: str, list_types: ListTypes | None = None) -> Node:
-        """The root of an object of ``kind``; ``list_types`` default to the kind's table."""
+    def root(cls, api_version: str, kind: str, list_types: ListTypes | None = None,
+             shape: Shape | None = None) -> Node:
+        """The root of an object of ``kind``; ``list_types`` default to the kind's table,
+        ``shape`` to the kind's built-in one."""
         types = list_types or for_kind(api_version, kind)
-        return cls(shape_for_kind(api_version, kind), types.cursor(), types)
+        return cls(shape or shape_for_kind(api_version, kind), types.cursor(), types)
 
     def child(self, key: str) -> Node | None:
         """The node of a map entry or struct field; ``None`` for an undeclared field."""

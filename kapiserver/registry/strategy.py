@@ -30,6 +30,10 @@ class Strategy:
     #: ``None``: the built-in table of the kind (custom resources derive one from their
     #: schema).
     list_types = None
+    #: The typed shape server-side apply checks applied configs against
+    #: (``fieldmanager.schema.Shape``); ``None``: the built-in kind's (custom resources
+    #: derive one from their schema).
+    apply_shape = None
     allow_unconditional_update = True
     #: ``from_storage`` may wait on the network (a CRD's conversion webhook): watch
     #: events are then decoded by each watch's greenlet, never by the shared feed, and

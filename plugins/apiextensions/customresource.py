@@ -21,6 +21,7 @@ from kapiserver import errors
 from kapiserver.apimachinery.field_errors import ErrorType, FieldError, FieldPath
 from kapiserver.endpoints.handlers import RESTHandler
 from kapiserver.endpoints.responses import JSON, YAML, prefers_yaml
+from kapiserver.fieldmanager.schema import shape_for_schema
 from kapiserver.registry.resource import ResourceSpec
 from kapiserver.registry.store import ItemCache, RegistryStore
 from kapiserver.registry.strategy import Strategy
@@ -156,6 +157,7 @@ class CustomResourceStrategy(Strategy):
         self.remote_decode = converter.remote
         self.storage_api_version = storage_api_version
         self.list_types = list_types_for_schema(self.schema)
+        self.apply_shape = shape_for_schema(self.schema)
         self._rules = None
         self._extensions = None
         self._columns = None

@@ -448,6 +448,39 @@ def test_cel_rules_and_transition_rules(api):
     assert "size may not shrink" in body["details"]["causes"][0]["message"]
 
 
+def test_server_side_apply_refuses_fields_the_schema_does_not_declare(api):
+    """An applied config must fit the CRD's schema whatever fieldValidation says, as
+    upstream's typed conversion: an unknown field is 'not declared in schema'."""
+    def apply(config: str, validation: str = "Strict"):
+        return api.request("PATCH", widgets_path("w-ssa") + "?fieldManager=t&fieldValidation="
+                           + validation, data=config.encode(),
+                           headers={"Content-Type": "application/apply-patch+yaml"}, **ADMIN)
+
+    head = f"apiVersion: {GROUP}/v1\nkind: Widget\nmetadata:\n  name: w-ssa\n"
+    # the config's own namespace (none) names it, as upstream's objectGVKNN
+    where = f"failed to create typed patch object (/w-ssa; {GROUP}/v1, Kind=Widget): "
+    for validation in ("Strict", "Warn", "Ignore"):
+        for body, error in (
+                ("unknownField: x\nspec:\n  size: 1\n", ".unknownField: field not declared "
+                                                         "in schema"),
+                ("spec:\n  size: 1\n  junk: 1\n", ".spec.junk: field not declared in schema"),
+                ("spec:\n  size: one\n", ".spec.size: expected numeric (int or float), got "
+                                          "string"),
+                ("spec:\n  size: 1\nstatus:\n  phase: {a: 1}\n",
+                 ".status.phase: expected string, got &value.valueUnstructured{Value:"
+                 "map[string]interface {}{\"a\":1}}")):
+            response = apply(head + body, validation)
+            # upstream's plain error: a 500 Status without a reason
+            assert (response.status_code, response.json()) == (500, {
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": where + error, "code": 500})
+    assert api.get(widgets_path("w-ssa"), **ADMIN).status_code == 404
+    created = apply(head + "spec:\n  size: 2\n  tags: [a]\n")
+    assert created.status_code == 201, created.text
+    assert created.json()["spec"] == {"size": 2, "tags": ["a"], "maxSize": 10, "color": "red",
+                                      "replicas": 1}
+
+
 # -- validation ratcheting ----------------------------------------------------------------------
 
 RATCHETS = {
