@@ -162,9 +162,10 @@ class RESTHandler:
         if len(body) > MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {MAX_BODY_BYTES}")
         media = (request.mimetype or "application/json").lower()
+        duplicates: list[str] = []
         try:
             if media == "application/json":
-                obj = json.loads(body)
+                obj, duplicates = patch.decode_patch_json(body)
             elif media == "application/yaml":
                 obj = yaml.safe_load(body)
             elif media == protobuf.CONTENT_TYPE and protobuf.known(self.spec.api_version,
@@ -190,7 +191,7 @@ class RESTHandler:
             raise errors.BadRequest(f"the object provided is unrecognized (must be of type "
                                     f"{self.spec.kind}): couldn't get version/kind; json parse "
                                     "error: expected an object")
-        self.check_unknown_fields(ctx, obj)
+        self.check_unknown_fields(ctx, obj, duplicates)
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != self.spec.kind) or (api_version and api_version != self.spec.api_version):
             raise errors.BadRequest(
@@ -201,14 +202,16 @@ class RESTHandler:
         obj["kind"], obj["apiVersion"] = self.spec.kind, self.spec.api_version
         return obj
 
-    def check_unknown_fields(self, ctx, obj: dict) -> None:
-        """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so in Warning
-        headers, ``Strict`` refuses the request, ``Ignore`` says nothing."""
+    def check_unknown_fields(self, ctx, obj: dict, duplicates=()) -> None:
+        """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so (and names
+        the fields the body set twice, ``duplicates``) in Warning headers, ``Strict``
+        refuses the request, ``Ignore`` says nothing. The last of duplicates wins."""
         mode = _field_validation(ctx.request.args)
         unknown = self.unknown_fields(obj)
-        if not unknown or mode == "Ignore":
+        if not (unknown or duplicates) or mode == "Ignore":
             return
-        messages = [f"unknown field {errors.go_quote(path)}" for path in unknown]
+        messages = [f"duplicate field {errors.go_quote(path)}" for path in duplicates]
+        messages += [f"unknown field {errors.go_quote(path)}" for path in unknown or ()]
         if mode == "Strict":
             kind = self.spec.kind
             raise errors.BadRequest(f"{kind} in version {errors.go_quote(self.spec.version)} "

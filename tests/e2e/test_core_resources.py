@@ -373,6 +373,25 @@ def test_field_validation_names_at_most_one_hundred_fields(api):
     assert not [key for key in json.loads(created.stdout) if key.startswith("f")]
 
 
+def test_field_validation_names_fields_a_body_sets_twice(api):
+    path = "/api/v1/namespaces/default/configmaps"
+    body = '{"metadata": {"name": "cm-twice"}, "data": {"a": "1", "a": "2"}, "bogus": 1}'
+    json_body = {"Content-Type": "application/json"}
+    strict = api.request("POST", path + "?fieldValidation=Strict", data=body,
+                         headers=json_body, **ADMIN)
+    assert_status(strict, 400, "BadRequest",
+                  'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding '
+                  'error: duplicate field "data.a", unknown field "bogus"')
+    warned = api.request("POST", path, data=body, headers=json_body, **ADMIN)
+    assert warned.status_code == 201, warned.text
+    assert warned.headers["Warning"] == ('299 - "duplicate field \\"data.a\\"", '
+                                         '299 - "unknown field \\"bogus\\""')
+    assert warned.json()["data"] == {"a": "2"}  # the last one wins
+    ignored = api.request("PUT", path + "/cm-twice?fieldValidation=Ignore", data=body,
+                          headers=json_body, **ADMIN)
+    assert ignored.status_code == 200 and "Warning" not in ignored.headers, ignored.text
+
+
 def test_field_validation_on_patches(api):
     path = "/api/v1/namespaces/default/configmaps/cm-patched"
     api.request("POST", "/api/v1/namespaces/default/configmaps",
