@@ -63,10 +63,13 @@ def prepare_tls_in_child(config, pm=None) -> dict:
 
 
 def ssl_context(conf, default_ssl_context_factory):
-    """TLS 1.2 or newer, HTTP/1.1 only (watch streams are chunked HTTP/1.1 responses)."""
+    """TLS 1.2 or newer, HTTP/1.1 only (watch streams are chunked HTTP/1.1 responses);
+    failed handshakes answered as Go's server answers them (``handshake``)."""
+    from .handshake import quiet_handshakes
+
     context = default_ssl_context_factory()
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return context
+    return quiet_handshakes(context)
 
 
 def worker_exit(server, worker):

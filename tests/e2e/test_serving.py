@@ -166,9 +166,29 @@ def test_gunicorn_conf_file_runs_the_same_app(tmp_path):
         assert process.stop() == 0
 
 
-def test_plain_http_is_not_served(server):
-    with pytest.raises(requests.ConnectionError):
-        requests.get(server.url.replace("https://", "http://") + "/version", timeout=5)
+def test_plain_http_is_answered_as_gos_server_answers_it(server):
+    response = requests.get(server.url.replace("https://", "http://") + "/version", timeout=5)
+    assert response.status_code == 400
+    assert response.text == "Client sent an HTTP request to an HTTPS server.\n"
+
+
+def test_a_failed_handshake_is_one_log_line(server):
+    import socket
+    import ssl
+
+    host, port = server.url.split("//")[1].rsplit(":", 1)
+    untrusting = ssl.create_default_context()  # the server's CA is not among its roots
+    before = len(server.log())
+    with pytest.raises(ssl.SSLError):
+        with socket.create_connection((host, int(port)), timeout=5) as raw:
+            untrusting.wrap_socket(raw, server_hostname=host)
+    deadline = time.monotonic() + 5
+    while "TLS handshake error" not in server.log()[before:] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    written = server.log()[before:]
+    lines = [line for line in written.splitlines() if "TLS handshake error" in line]
+    assert len(lines) == 1 and "TLSV1_ALERT_UNKNOWN_CA" in lines[0], written
+    assert "Traceback" not in written
 
 
 def test_sigterm_before_a_worker_installs_its_handlers_is_not_lost(tmp_path):
