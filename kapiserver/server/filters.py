@@ -7,6 +7,7 @@ handler and returns a handler ``handler(ctx) -> response``; ``build`` composes t
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import uuid
@@ -126,16 +127,23 @@ def with_audit(server, handler):
 
     def audit(ctx):
         received = datetime.now(timezone.utc)
-        stage, code = "ResponseComplete", 500
+        stage, code, status = "ResponseComplete", 500, None
         try:
             response = handler(ctx)
             code = response.status_code
+            if code >= 400:
+                status = _response_status(response)
             return response
-        except BaseException:
-            stage = "Panic"
+        except StatusError as err:
+            # An error answered with a Status (by the recovery filter around this one).
+            code, status = err.code, err.to_status()
+            raise
+        except BaseException as err:
+            stage, status = "Panic", {"status": "Failure", "reason": "InternalError",
+                                      "message": f"APIServer panic'd: {err}"}
             raise
         finally:
-            event = audit_event(ctx, stage, code, received)
+            event = audit_event(ctx, stage, code, received, status)
             for backend in backends:
                 try:
                     backend.process_event(event)
@@ -154,8 +162,21 @@ def _user_v1(user: UserInfo | None) -> dict:
     return {"username": "", **user.to_v1()} if user is not None else {}
 
 
-def audit_event(ctx, stage: str, code: int, received: datetime) -> dict:
-    """Build the Event for ``ctx`` at ``stage`` (level ``Metadata``)."""
+def _response_status(response) -> dict | None:
+    """The ``Status`` an error response carries, if it is one (a delegate's 404)."""
+    if response.mimetype != "application/json" or response.is_streamed:
+        return None
+    try:
+        body = json.loads(response.get_data())
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) and body.get("kind") == "Status" else None
+
+
+def audit_event(ctx, stage: str, code: int, received: datetime,
+                status: dict | None = None) -> dict:
+    """Build the Event for ``ctx`` at ``stage`` (level ``Metadata``): ``responseStatus``
+    has the code, and the status, message, reason and details of an error's ``Status``."""
     request, info = ctx.request, ctx.info
     impersonated = ctx.user is not ctx.authenticated_user
     event = {
@@ -181,7 +202,14 @@ def audit_event(ctx, stage: str, code: int, received: datetime) -> dict:
             if value:
                 ref[key] = value
         event["objectRef"] = ref
-    event["responseStatus"] = {"metadata": {}, "code": code}
+    response_status = {"metadata": {}}
+    if status is not None:
+        # LogResponseObject copies the bounded fields of a Status.
+        for key in ("status", "message", "reason", "details"):
+            if status.get(key):
+                response_status[key] = status[key]
+    response_status["code"] = code
+    event["responseStatus"] = response_status
     event["requestReceivedTimestamp"] = _micro_time(received)
     event["stageTimestamp"] = _micro_time(datetime.now(timezone.utc))
     return event

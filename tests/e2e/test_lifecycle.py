@@ -188,7 +188,45 @@ def test_audit_backend_receives_events_with_both_identities(server):
     assert event["objectRef"] == {"resource": "echoes", "namespace": "default",
                                   "name": "audited", "apiGroup": "probe.kapiserver.test",
                                   "apiVersion": "v1"}
-    assert event["responseStatus"]["code"] == 200
+    assert event["responseStatus"] == {"metadata": {}, "code": 200}
+
+
+def audit_event(server, audit_id: str) -> dict | None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        with open(server.audit_file) as f:
+            for line in f:
+                candidate = json.loads(line)
+                if candidate["auditID"] == audit_id:
+                    return candidate
+        time.sleep(0.05)
+    return None
+
+
+def test_audit_events_of_errors_carry_their_status(server):
+    """A 4xx is a ResponseComplete event with the Status's fields (upstream's
+    LogResponseObject); only a crash is a Panic."""
+    missing = server.get("/api/v1/namespaces/default/configmaps/no-such-map", **ADMIN,
+                         headers={"Audit-ID": "audit-probe-404"})
+    assert missing.status_code == 404
+    event = audit_event(server, "audit-probe-404")
+    assert event["stage"] == "ResponseComplete", event
+    assert event["responseStatus"] == {
+        "metadata": {}, "status": "Failure",
+        "message": 'configmaps "no-such-map" not found', "reason": "NotFound",
+        "details": {"name": "no-such-map", "kind": "configmaps"}, "code": 404}
+    unknown = server.get("/apis/nosuch.group/v1/things", **ADMIN,
+                         headers={"Audit-ID": "audit-probe-unknown"})
+    assert unknown.status_code == 404
+    event = audit_event(server, "audit-probe-unknown")
+    assert (event["stage"], event["responseStatus"]["code"],
+            event["responseStatus"]["reason"]) == ("ResponseComplete", 404, "NotFound")
+    crashed = server.get(f"{BASE}/panics/x", **ADMIN, headers={"Audit-ID": "audit-probe-panic"})
+    assert crashed.status_code == 500
+    event = audit_event(server, "audit-probe-panic")
+    assert (event["stage"], event["responseStatus"]) == ("Panic", {
+        "metadata": {}, "status": "Failure", "message": "APIServer panic'd: probe panic",
+        "reason": "InternalError", "code": 500})
 
 
 def test_delegation_order_is_configurable(kapiserver_factory):
