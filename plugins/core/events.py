@@ -110,8 +110,10 @@ def replace(obj: dict, new: dict) -> None:
 
 # -- validation (pkg/apis/core/validation/events.go) ------------------------------------------
 
-def _legacy(event: dict) -> list:
-    """``legacyValidateEvent``: what every event passes, whichever API wrote it."""
+def _legacy(event: dict, core_v1: bool) -> list:
+    """``legacyValidateEvent``: what every event passes, whichever API wrote it. The
+    reporting controller's field is named as the request's API names it."""
+    controller_field = "reportingComponent" if core_v1 else "reportingController"
     errs = []
     namespace = _str((event.get("metadata") or {}).get("namespace"))
     involved = _str(_dict(event.get("involvedObject")).get("namespace"))
@@ -128,8 +130,8 @@ def _legacy(event: dict) -> list:
             errs.append(mismatch)
         controller = _str(event.get("reportingComponent"))
         if not controller:
-            errs.append(FieldError.required(FieldPath("reportingController")))
-        errs += [FieldError.invalid(FieldPath("reportingController"), controller, msg)
+            errs.append(FieldError.required(FieldPath(controller_field)))
+        errs += [FieldError.invalid(FieldPath(controller_field), controller, msg)
                  for msg in is_qualified_name(controller)]
         for field, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT),
                              ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
@@ -162,7 +164,7 @@ def _series(event: dict) -> list:
 def validate_event(event: dict, strict: bool) -> list:
     """``ValidateEventCreate`` for an event in the ``v1`` form; ``strict`` for writes
     through ``events.k8s.io/v1``, which must use the new fields only."""
-    errs = _legacy(event)
+    errs = _legacy(event, core_v1=not strict)
     if not strict:
         return errs
     errs += validate_core_object_meta(event.get("metadata") or {}, True)
@@ -204,7 +206,7 @@ def _immutable(new: dict, old: dict, field: str, render=_str, path: str = "") ->
 
 def validate_event_update(new: dict, old: dict, strict: bool) -> list:
     """``ValidateEventUpdate``: through ``events.k8s.io`` an event's content is immutable."""
-    errs = _legacy(new)
+    errs = _legacy(new, core_v1=not strict)
     if not strict:
         return errs
     errs += validate_core_object_meta_update(new.get("metadata") or {},

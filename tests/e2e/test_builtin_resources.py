@@ -330,9 +330,10 @@ def test_core_event_validation(api):
             'characters, message: Invalid value: "": can have at most 1024 characters]')
     invalid(post(api, f"{NS}/events", {**core_event("nocontroller"),
                                        "eventTime": "2024-01-01T00:00:00Z"}),
-            'Event "nocontroller" is invalid: [reportingController: Required value, '
-            'reportingController: Invalid value: "": name part must be non-empty, '
-            'reportingController: Invalid value: "": name part must consist of alphanumeric '
+            # core/v1 names the field as its own API does (upstream's legacyValidateEvent)
+            'Event "nocontroller" is invalid: [reportingComponent: Required value, '
+            'reportingComponent: Invalid value: "": name part must be non-empty, '
+            'reportingComponent: Invalid value: "": name part must consist of alphanumeric '
             "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
             "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
             "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), reportingInstance: Required value, "
