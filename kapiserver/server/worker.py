@@ -15,12 +15,15 @@ group such as ``cn=ops,dc=example,dc=com``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
 
 import gevent
 import gevent.local
+from gevent.server import StreamServer
+from gunicorn.workers import ggevent
 from gunicorn.workers.ggevent import GeventWorker
 
 from ..endpoints.context import RAW_HEADERS
@@ -35,6 +38,9 @@ class KapiserverWorker(GeventWorker):
     def init_process(self):
         #: The connections waiting for their next request (``IdleWait``).
         self.idle: set[IdleWait] = set()
+        # gunicorn's gevent worker builds its servers from this module attribute; this
+        # process is one worker, so the server class is this worker's to choose.
+        ggevent.StreamServer = AcceptedServer
         super().init_process()
 
     def timeout_ctx(self):
@@ -86,6 +92,27 @@ class KapiserverWorker(GeventWorker):
             return super().handle_request(listener_name, req, sock, addr)
         finally:
             self._current.headers = None
+
+
+class AcceptedServer(StreamServer):
+    """gevent's ``StreamServer``, quiet about connections it accepted just before
+    ``close()`` (at shutdown).
+
+    ``close()`` drops the server's ``handle`` and closes the listening socket, which
+    gunicorn's handler asks for its name: a connection still in its TLS handshake then
+    died with a traceback (``AttributeError``, then ``Bad file descriptor``). Such a
+    connection is closed without a word; the client connects again, as to a server that
+    has gone."""
+
+    def wrap_socket_and_handle(self, client_socket, address):
+        handle = getattr(self, "handle", None)
+        if handle is None:  # closed before this connection's greenlet first ran
+            client_socket.close()
+            return None
+        with contextlib.closing(self.wrap_socket(client_socket, **self.ssl_args)) as tls:
+            if self.closed:  # closed during the handshake
+                return None
+            return handle(tls, address)
 
 
 class IdleWait:

@@ -250,3 +250,42 @@ def test_workers_serving_certificates_do_not_load_cryptography(kapiserver_factor
     for pid in workers:
         with open(f"/proc/{pid}/maps") as f:
             assert "cryptography" not in f.read()
+
+
+def test_connections_during_shutdown_leave_no_traceback(kapiserver_factory):
+    """Clients connecting while the server stops are served or turned away, quietly."""
+    import socket
+    import ssl
+    import threading
+
+    server = kapiserver_factory(workers=2)
+    cert, key = server.client_cert("admin", ["system:masters"])
+    context = ssl.create_default_context(cafile=server.ca_file)
+    context.load_cert_chain(cert, key)
+    stop_at = time.monotonic() + 4
+    answers = []
+
+    def client():
+        for _ in range(2000):
+            if time.monotonic() > stop_at:
+                return
+            try:
+                with context.wrap_socket(socket.create_connection(("127.0.0.1", server.port),
+                                                                  timeout=2),
+                                         server_hostname="127.0.0.1") as tls:
+                    tls.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close"
+                                b"\r\n\r\n")
+                    answers.append(tls.recv(12))
+            except OSError:
+                answers.append(b"")
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1)
+    assert server.stop() == 0
+    for thread in threads:
+        thread.join()
+    assert b"HTTP/1.1 200" in answers
+    assert "Traceback" not in server.log()
+
