@@ -192,6 +192,14 @@ class RESTHandler:
                                     f"{self.spec.kind}): couldn't get version/kind; json parse "
                                     "error: expected an object")
         self.check_unknown_fields(ctx, obj, duplicates)
+        from ..runtime.gotime import TimeParseError, normalize_times
+
+        try:
+            normalize_times(obj, self.spec.api_version, self.spec.kind)
+        except TimeParseError as err:
+            kind = self.spec.kind
+            raise errors.BadRequest(f"{kind} in version {errors.go_quote(self.spec.version)} "
+                                    f"cannot be handled as a {kind}: {err}") from None
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != self.spec.kind) or (api_version and api_version != self.spec.api_version):
             raise errors.BadRequest(
@@ -256,6 +264,20 @@ class RESTHandler:
         for message in messages:
             if message not in ctx.warnings:
                 ctx.warnings.append(message)
+
+    def _decode_patched_times(self, patched: dict) -> None:
+        """The patched object's time fields as upstream decodes them; one Go cannot read
+        fails the patch as upstream's patchers fail it (422 on the field ``patch``)."""
+        from ..apimachinery.field_errors import FieldError, FieldPath, new_invalid
+        from ..runtime.gotime import TimeParseError, normalize_times
+
+        try:
+            normalize_times(patched, self.spec.api_version, self.spec.kind)
+        except TimeParseError as err:
+            text = json.dumps(patched, sort_keys=True, separators=(",", ":"),
+                              ensure_ascii=False)
+            raise new_invalid("", "", "", [
+                FieldError.invalid(FieldPath("patch"), text, str(err))]) from None
 
     # -- admission -------------------------------------------------------------------------
 
@@ -372,6 +394,7 @@ class RESTHandler:
             if not isinstance(patched, dict):
                 raise errors.BadRequest("the patched object must be a JSON object")
             self._check_patched_fields(ctx, patched, mode, strict_errors)
+            self._decode_patched_times(patched)
             meta = patched.setdefault("metadata", {})
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):

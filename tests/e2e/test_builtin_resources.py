@@ -322,14 +322,14 @@ def test_core_event_validation(api):
         "elsewhere", involvedObject={"kind": "Pod", "name": "p", "namespace": "other"})),
         'Event "elsewhere" is invalid: involvedObject.namespace: Invalid value: "other": does '
         "not match event.namespace")
-    invalid(post(api, f"{NS}/events", {**core_event("long"), "eventTime": "2024-01-01T00:00:00Z",
+    invalid(post(api, f"{NS}/events", {**core_event("long"), "eventTime": "2024-01-01T00:00:00.000000Z",
                                        "reportingComponent": "ctl", "reportingInstance": "i",
                                        "action": "A", "reason": "r" * 129,
                                        "message": "m" * 1025}),
             'Event "long" is invalid: [reason: Invalid value: "": can have at most 128 '
             'characters, message: Invalid value: "": can have at most 1024 characters]')
     invalid(post(api, f"{NS}/events", {**core_event("nocontroller"),
-                                       "eventTime": "2024-01-01T00:00:00Z"}),
+                                       "eventTime": "2024-01-01T00:00:00.000000Z"}),
             # core/v1 names the field as its own API does (upstream's legacyValidateEvent)
             'Event "nocontroller" is invalid: [reportingComponent: Required value, '
             'reportingComponent: Invalid value: "": name part must be non-empty, '
@@ -338,6 +338,43 @@ def test_core_event_validation(api):
             "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
             "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), reportingInstance: Required value, "
             "action: Required value]")
+
+
+def test_time_fields_are_decoded_and_written_as_upstream(api):
+    """metav1.Time is written in UTC to the second, MicroTime to the microsecond; a value
+    Go cannot parse is refused with time.Parse's own message."""
+    event = {**core_event("timed"), "firstTimestamp": "2026-11-25T05:04:08.955864+01:00",
+             "lastTimestamp": "2026-11-25T04:04:09Z",
+             "eventTime": "2026-11-25T05:04:08.955864+01:00",
+             "reportingComponent": "example.com/ctl", "reportingInstance": "i",
+             "action": "Do"}
+    created = post(api, f"{NS}/events", event)
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert (body["firstTimestamp"], body["lastTimestamp"], body["eventTime"]) == (
+        "2026-11-25T04:04:08Z", "2026-11-25T04:04:09Z", "2026-11-25T04:04:08.955864Z")
+    refused = post(api, f"{NS}/events", {**core_event("badtime"), "lastTimestamp": "yesterday"})
+    assert_status(refused, 400, "BadRequest",
+                  'Event in version "v1" cannot be handled as a Event: parsing time '
+                  '"yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as '
+                  '"2006"')
+    lease = {"metadata": {"name": "timed"}, "spec": {"renewTime": "2026-11-25T04:04:08Z"}}
+    refused = post(api, "/apis/coordination.k8s.io/v1/namespaces/default/leases", lease)
+    assert_status(refused, 400, "BadRequest",
+                  'Lease in version "v1" cannot be handled as a Lease: parsing time '
+                  '"2026-11-25T04:04:08Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
+                  '"Z" as ".000000"')
+    path = "/apis/coordination.k8s.io/v1/namespaces/default/leases/timed"
+    lease["spec"]["renewTime"] = "2026-11-25T04:04:08.000001-00:30"
+    assert post(api, "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                lease).json()["spec"]["renewTime"] == "2026-11-25T04:34:08.000001Z"
+    patched = api.request("PATCH", path, data=b'{"spec":{"acquireTime":"soon"}}',
+                          headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    body = assert_status(patched, 422, "Invalid")
+    assert body["details"]["causes"][0]["field"] == "patch"
+    assert body["message"].endswith(': parsing time "soon" as '
+                                    '"2006-01-02T15:04:05.000000Z07:00": cannot parse "soon" '
+                                    'as "2006"')
 
 
 def test_event_field_selectors(api):
@@ -437,7 +474,9 @@ def test_events_with_the_python_client(api):
             metadata=client.V1ObjectMeta(name="py-event"),
             involved_object=client.V1ObjectReference(kind="Pod", name="py", namespace="default"),
             reason="Tested", message="from python", type="Normal", action="Test",
-            event_time=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc),
+            # MicroTime wants six fractional digits, which isoformat() leaves out when
+            # there are no microseconds (upstream refuses those too).
+            event_time=datetime.datetime(2024, 1, 1, 0, 0, 0, 1, tzinfo=datetime.timezone.utc),
             reporting_component="example.com/tester", reporting_instance="t-0"))
         assert made.involved_object.name == "py"
         # events.k8s.io/v1 requires eventTime, which the client enforces when it reads.
