@@ -445,6 +445,8 @@ class RESTHandler:
                 warned.append(True)
                 ctx.warnings.extend(duplicates)
             _check_applied_name(obj, name, namespace)
+            # The merged object is decoded into the kind's Go types, its times too.
+            self._decode_patched_times(obj)
             return obj
 
         def mutate(current: dict) -> dict:
