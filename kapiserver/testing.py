@@ -22,9 +22,13 @@ import subprocess
 import sys
 import time
 
-import pytest
 import requests
 import yaml
+
+try:
+    import pytest
+except ImportError:  # KapiserverProcess works without pytest; only the fixture needs it
+    pytest = None
 
 from .pki import PKI, server_url, write_kubeconfig
 from .server.apiserver import READY_LOG
@@ -244,7 +248,6 @@ def assert_status(response, code: int, reason: str, message: str | None = None,
     return body
 
 
-@pytest.fixture
 def kapiserver_factory(tmp_path):
     """Start kapiservers for one test: ``kapiserver_factory(config=, plugins=, workers=)``."""
     started = []
@@ -259,3 +262,7 @@ def kapiserver_factory(tmp_path):
     yield factory
     for server in started:
         server.stop()
+
+
+if pytest is not None:
+    kapiserver_factory = pytest.fixture(kapiserver_factory)
