@@ -37,14 +37,15 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
         shift += 7
 
 
-def fields(buf: bytes) -> dict[int, list]:
-    """The fields of one message: number -> values (ints, or bytes for length-delimited and
-    fixed-width fields)."""
-    out: dict[int, list] = {}
+def entries(buf: bytes):
+    """The fields of one message in wire order: (field number, value, raw bytes of the
+    whole field); a value is an int, or bytes for length-delimited and fixed-width fields
+    (a length-delimited value is its payload)."""
     i, n = 0, len(buf)
     while i < n:
+        start = i
         key, i = _varint(buf, i)
-        number, wire = key >> 3, key & 7
+        wire = key & 7
         if wire == 0:
             value, i = _varint(buf, i)
         elif wire == 1:
@@ -56,6 +57,13 @@ def fields(buf: bytes) -> dict[int, list]:
             value, i = buf[i:i + 4], i + 4
         else:
             raise ValueError(f"unsupported wire type {wire}")
+        yield key >> 3, value, buf[start:i]
+
+
+def fields(buf: bytes) -> dict[int, list]:
+    """The fields of one message: number -> values (see ``entries``)."""
+    out: dict[int, list] = {}
+    for number, value, _ in entries(buf):
         out.setdefault(number, []).append(value)
     return out
 

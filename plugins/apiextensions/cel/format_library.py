@@ -23,9 +23,10 @@ from kapiserver.apimachinery.field_errors import go_quote
 
 from ..schema.formats import check_format
 from . import checked as ast
+from .checked import entries
 from .library import LibraryError
 from .rewrite import (CALL_ARGS, CALL_FUNCTION, CALL_TARGET, EXPR_CALL, ExprRewriter,
-                      delimited, entries, number_field, rewrite_checked)
+                      delimited, number_field, rewrite_checked)
 
 TYPE = "kubernetes.NamedFormat"
 NAMED, VALIDATE = "format.named", "validate"

@@ -22,9 +22,10 @@ import json
 
 from . import checked as ast
 from . import types
+from .checked import entries
 from .library import LibraryError
-from .rewrite import (CALL_ARGS, CALL_FUNCTION, EXPR_CALL, ExprRewriter, delimited, entries,
-                      string_constant)
+from .rewrite import (CALL_ARGS, CALL_FUNCTION, EXPR_CALL, ExprRewriter, delimited,
+                      rewrite_checked, string_constant)
 
 EQUALS, NOT_EQUALS, ADD, IN = "@k8s.equals", "@k8s.notEquals", "@k8s.add", "@k8s.in"
 _OPERATORS = {"_==_": EQUALS, "_!=_": NOT_EQUALS, "_+_": ADD, "@in": IN}
@@ -243,8 +244,6 @@ def rewrite(serialized: bytes, checked: ast.CheckedAST, roots: dict,
     planner.walk(checked.expr, dict(roots))
     if not planner.plan:
         return serialized
-    from .rewrite import rewrite_checked
-
     return rewrite_checked(serialized, _CallRewriter(checked, planner.plan, registry))
 
 

@@ -9,7 +9,7 @@ errors and costs stay those of the user's text.
 
 from __future__ import annotations
 
-from .checked import CheckedAST, _one, _varint, fields
+from .checked import CheckedAST, _one, entries, fields
 
 #: ``Expr`` field -> the fields of that kind (cel/expr/syntax.proto) holding expressions:
 #: a select's operand, a call's target and arguments, a list's elements, a struct's entries
@@ -40,28 +40,6 @@ def delimited(number: int, payload: bytes) -> bytes:
 
 def number_field(number: int, value: int) -> bytes:
     return encode_varint(number << 3) + encode_varint(value)
-
-
-def entries(buf: bytes):
-    """(field number, value, raw bytes of the whole field) in wire order; a length-delimited
-    value is its payload."""
-    i, n = 0, len(buf)
-    while i < n:
-        start = i
-        key, i = _varint(buf, i)
-        wire = key & 7
-        if wire == 0:
-            value, i = _varint(buf, i)
-        elif wire == 1:
-            value, i = buf[i:i + 8], i + 8
-        elif wire == 2:
-            length, i = _varint(buf, i)
-            value, i = buf[i:i + length], i + length
-        elif wire == 5:
-            value, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-        yield key >> 3, value, buf[start:i]
 
 
 def string_constant(expr_id: int, text: str) -> bytes:
