@@ -196,7 +196,10 @@ class OpenAPIBuilder:
             for key, paths in table.documents.items()}
         all_paths = {path: operations for paths in table.documents.values()
                      for path, operations in paths.items()}
-        v2_document = v2.render(all_paths, definitions, self._info)
+        v2_definitions = dict(definitions)
+        for spec in _specs(groups):
+            v2_definitions.update(spec.openapi_v2_definitions)
+        v2_document = v2.render(all_paths, v2_definitions, self._info)
         v3_encoded: dict[str, bytes] = {}
         for spec in self._aggregated:
             if spec.v2:

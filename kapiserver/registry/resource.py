@@ -40,6 +40,9 @@ class ResourceSpec:
     #: name the shipped definitions (``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``).
     #: A kind's definition carries ``x-kubernetes-group-version-kind``.
     openapi_definitions: dict = field(default_factory=dict)
+    #: The definitions ``/openapi/v2`` shows otherwise than v3 (still in v3's form; a custom
+    #: resource's schema as upstream's ``ToStructuralOpenAPIV2`` leaves it).
+    openapi_v2_definitions: dict = field(default_factory=dict)
     #: The definition name of ``kind``; by default the one whose
     #: ``x-kubernetes-group-version-kind`` names this group, version and kind.
     openapi_model: str = ""

@@ -123,9 +123,10 @@ class ServedVersion:
             storage_version_hash=storage_version_hash(crd))
         from .openapi import definition_name, definitions
 
-        self.spec.openapi_definitions = definitions(
-            self.group, self.name, self.spec.kind, self.spec.list_kind, self.spec.resource,
-            self.schema, self.selectable)
+        names = (self.group, self.name, self.spec.kind, self.spec.list_kind,
+                 self.spec.resource, self.schema, self.selectable)
+        self.spec.openapi_definitions = definitions(*names)
+        self.spec.openapi_v2_definitions = definitions(*names, v2=True)
         self.spec.openapi_model = definition_name(self.group, self.name, self.spec.kind)
 
 

@@ -31,6 +31,16 @@ KIND = {"description": "Kind is a string value representing the REST resource th
                        "https://git.k8s.io/community/contributors/devel/sig-architecture/"
                        "api-conventions.md#types-kinds",
         "type": "string"}
+EMBEDDED_API_VERSION = {
+    "description": "apiVersion defines the versioned schema of this representation of an "
+                   "object. More info: https://git.k8s.io/community/contributors/devel/"
+                   "sig-architecture/api-conventions.md#resources",
+    "type": "string"}
+EMBEDDED_KIND = {
+    "description": "kind is a string value representing the type of this object. In "
+                   "CamelCase. More info: https://git.k8s.io/community/contributors/devel/"
+                   "sig-architecture/api-conventions.md#types-kinds",
+    "type": "string"}
 OBJECT_METADATA = {"description": "Standard object's metadata. More info: https://git.k8s.io/"
                                   "community/contributors/devel/sig-architecture/"
                                   "api-conventions.md#metadata",
@@ -76,19 +86,89 @@ def _clean(schema):
     return schema
 
 
-def definitions(group: str, version: str, kind: str, list_kind: str, plural: str,
-                schema: dict, selectable: list[str]) -> dict:
-    """The kind's and the list kind's definitions, by name."""
-    name = definition_name(group, version, kind)
+def _kind_body(schema: dict | None, group: str, version: str, kind: str,
+               selectable: list[str], v2: bool) -> dict:
+    """``buildKubeNative``: the kind's schema with TypeMeta and ObjectMeta, embedded
+    resources given theirs; for v2, ``ToStructuralOpenAPIV2`` first, and a root that keeps
+    unknown fields published as a bare object (kubectl would refuse every other field)."""
+    extensions = {"x-kubernetes-group-version-kind": [{"group": group, "kind": kind,
+                                                       "version": version}],
+                  "x-kubernetes-selectable-fields": [{"fieldPath": p.lstrip(".")}
+                                                     for p in selectable]}
+    if v2 and (schema or {}).get("x-kubernetes-preserve-unknown-fields") is True:
+        return {"type": "object", **extensions}
     body = _clean(copy.deepcopy(schema or {"type": "object"}))
+    if v2:
+        body = _structural_v2(body)
     properties = body.get("properties") or {}
     body["type"] = body.get("type", "object")
     body["properties"] = {"apiVersion": API_VERSION, "kind": KIND, "metadata": OBJECT_METADATA,
                           **{k: v for k, v in properties.items()
                              if k not in ("apiVersion", "kind", "metadata")}}
-    body["x-kubernetes-group-version-kind"] = [{"group": group, "kind": kind,
-                                                "version": version}]
-    body["x-kubernetes-selectable-fields"] = [{"fieldPath": p.lstrip(".")} for p in selectable]
+    _add_embedded_properties(body, v2)
+    body.update(extensions)
+    return body
+
+
+def _subschemas(s: dict):
+    """The schemas directly below ``s``: its properties, items, additionalProperties."""
+    for child in (s.get("properties") or {}).values():
+        if isinstance(child, dict):
+            yield child
+    for key in ("items", "additionalProperties"):
+        if isinstance(s.get(key), dict):
+            yield s[key]
+
+
+def _add_embedded_properties(s: dict, v2: bool) -> None:
+    """``addEmbeddedProperties``: an embedded resource gets apiVersion, kind and ObjectMeta
+    and requires the first two (for v2, not one that keeps unknown fields)."""
+    for child in _subschemas(s):
+        _add_embedded_properties(child, v2)
+    if v2 and s.get("x-kubernetes-preserve-unknown-fields") is True:
+        return
+    if s.get("x-kubernetes-embedded-resource") is not True:
+        return
+    s.setdefault("properties", {}).update(
+        {"apiVersion": EMBEDDED_API_VERSION, "kind": EMBEDDED_KIND,
+         "metadata": copy.deepcopy(OBJECT_METADATA)})
+    required = s.setdefault("required", [])
+    for name in ("kind", "apiVersion"):
+        if name not in required:
+            required.append(name)
+
+
+def _structural_v2(s: dict) -> dict:
+    """``ToStructuralOpenAPIV2``: what kubectl's OpenAPI v2 reader cannot take, removed."""
+    for key in ("allOf", "anyOf", "oneOf", "not"):
+        s.pop(key, None)
+    if s.pop("nullable", False) is True:
+        # an untyped value breaks kubectl if it has items or properties
+        for key in ("type", "items", "properties"):
+            s.pop(key, None)
+    if s.get("x-kubernetes-preserve-unknown-fields") is True:
+        s.pop("items", None)
+        s.pop("properties", None)
+    if s.get("type") == "array" and "items" not in s:
+        s.pop("type")
+    properties = s.get("properties") or {}
+    nullable = {name for name, child in properties.items()
+                if isinstance(child, dict) and child.get("nullable") is True}
+    if nullable and isinstance(s.get("required"), list):
+        s["required"] = [name for name in s["required"] if name not in nullable]
+        if not s["required"]:
+            del s["required"]
+    for child in _subschemas(s):
+        _structural_v2(child)
+    return s
+
+
+def definitions(group: str, version: str, kind: str, list_kind: str, plural: str,
+                schema: dict, selectable: list[str], v2: bool = False) -> dict:
+    """The kind's and the list kind's definitions, by name (``v2``: as ``/openapi/v2``
+    publishes them, still with v3 references)."""
+    name = definition_name(group, version, kind)
+    body = _kind_body(schema, group, version, kind, selectable, v2)
     list_body = {
         "description": f"{list_kind} is a list of {kind}", "type": "object",
         "required": ["items"],

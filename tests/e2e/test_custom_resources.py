@@ -173,6 +173,68 @@ def test_server_side_apply_of_a_crd_keeps_its_empty_subresources(api):
     assert "sprockets/status" in [r["name"] for r in resources]
 
 
+SHAPES_SCHEMA = {"type": "object", "properties": {"spec": {
+    "type": "object", "required": ["note"], "properties": {
+        "note": {"type": "string", "nullable": True},
+        "port": {"x-kubernetes-int-or-string": True,
+                 "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                     "x-kubernetes-preserve-unknown-fields": True},
+        "pod": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}}}
+
+
+def test_openapi_schemas_of_embedded_resources_and_for_v2(api):
+    """Embedded resources get TypeMeta and ObjectMeta (v3 and v2); v2 gets the schema as
+    upstream's ToStructuralOpenAPIV2 leaves it, and a root keeping unknown fields is a
+    bare object there."""
+    for crd in (crd_manifest("shapes", "Shape", schema={"openAPIV3Schema": SHAPES_SCHEMA}),
+                crd_manifest("blobs", "Blob")):
+        created = api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                              json=crd, **ADMIN)
+        assert created.status_code == 201, created.text
+        api.wait_established(crd["metadata"]["name"])
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    embedded = {"apiVersion": {"description": "apiVersion defines the versioned schema of this "
+                                              "representation of an object. More info: https://"
+                                              "git.k8s.io/community/contributors/devel/"
+                                              "sig-architecture/api-conventions.md#resources",
+                               "type": "string"},
+                "kind": {"description": "kind is a string value representing the type of this "
+                                        "object. In CamelCase. More info: https://git.k8s.io/"
+                                        "community/contributors/devel/sig-architecture/"
+                                        "api-conventions.md#types-kinds", "type": "string"}}
+    deadline = time.monotonic() + 10
+    while True:
+        v3 = api.get(f"/openapi/v3/apis/{GROUP}/v1", **ADMIN).json()["components"]["schemas"]
+        v2 = api.get("/openapi/v2", **ADMIN,
+                     headers={"Accept": "application/json"}).json()["definitions"]
+        if "com.example.v1.Blob" in v2 and "com.example.v1.Shape" in v3 \
+                or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    spec3 = v3["com.example.v1.Shape"]["properties"]["spec"]["properties"]
+    assert spec3["note"] == {"type": "string", "nullable": True}
+    assert {k: spec3["template"]["properties"][k] for k in ("apiVersion", "kind")} == embedded
+    assert spec3["template"]["properties"]["metadata"]["allOf"] == [
+        {"$ref": f"#/components/schemas/{meta}"}]
+    assert spec3["pod"]["required"] == ["kind", "apiVersion"]
+    spec2 = v2["com.example.v1.Shape"]["properties"]["spec"]
+    assert "required" not in spec2  # its only entry is nullable
+    assert spec2["properties"]["note"] == {}
+    assert spec2["properties"]["port"] == {"x-kubernetes-int-or-string": True}
+    assert spec2["properties"]["template"] == {
+        "type": "object", "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True}
+    pod = spec2["properties"]["pod"]
+    assert pod["required"] == ["kind", "apiVersion"]
+    assert pod["properties"]["metadata"]["$ref"] == f"#/definitions/{meta}"
+    assert v2["com.example.v1.Blob"] == {
+        "type": "object",
+        "x-kubernetes-group-version-kind": [{"group": GROUP, "kind": "Blob", "version": "v1"}],
+        "x-kubernetes-selectable-fields": []}
+
+
 def test_apply_then_wait_established_within_a_second(api):
     manifest = crd_manifest("gizmos", "Gizmo", shortNames=None)
     manifest["spec"]["names"]["shortNames"] = ["gz"]
