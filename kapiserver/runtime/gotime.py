@@ -13,9 +13,7 @@ schema tables, which know which fields are times.
 from __future__ import annotations
 
 from ..apimachinery.field_errors import go_quote
-from .protobuf import default_codec
 from .protobuf_compile import MAP, MESSAGE, MICROTIME, REPEATED, TIME
-from .unknown_fields import _fields_by_name
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
@@ -51,13 +49,14 @@ def _getnum(s: str, fixed: bool):
     return int(s[:2]), s[2:]
 
 
-def _days_in(month: int, year: int) -> int:
+def days_in_month(year: int, month: int) -> int:
+    """The days of ``month`` in ``year`` (proleptic Gregorian)."""
     if month == 2:
         return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
     return 30 if month in (4, 6, 9, 11) else 31
 
 
-def _days_from_civil(year: int, month: int, day: int) -> int:
+def days_from_civil(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date (any year, 0 included)."""
     year -= month <= 2
     era = year // 400  # floor division: the algorithm's truncation of shifted values
@@ -148,9 +147,9 @@ def parse(value: str, layout: str = RFC3339) -> tuple[int, int]:
             raise _error(layout, original, std, hold)
     if rest:
         raise _error(layout, original, "", rest, f": extra text: {go_quote(rest)}")
-    if day < 1 or day > _days_in(month, year):
+    if day < 1 or day > days_in_month(year, month):
         raise _error(layout, original, "", rest, ": day out of range")
-    seconds = (_days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60
+    seconds = (days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60
                + second - offset)
     return seconds, nanos
 
@@ -182,6 +181,9 @@ def normalize_times(obj: dict, api_version: str, kind: str, codec=None) -> None:
     """Write every time field of ``obj`` (a built-in ``kind``) as upstream stores it;
     ``TimeParseError`` with the decoder's message for one it cannot read. Kinds the schema
     tables do not know are left alone."""
+    # The schema tables load with the first write, not with this module.
+    from .protobuf import default_codec
+
     codec = default_codec() if codec is None else codec
     if not codec.known(api_version, kind):
         return
@@ -193,6 +195,8 @@ def _go_struct(message) -> str:
 
 
 def _walk(value, message, stack: tuple) -> None:
+    from .unknown_fields import _fields_by_name
+
     if not isinstance(value, dict):
         return
     fields = _fields_by_name(message)

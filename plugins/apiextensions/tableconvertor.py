@@ -16,6 +16,7 @@ import re
 import time
 
 from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, human_duration
+from kapiserver.runtime.gotime import days_from_civil, days_in_month
 
 from .jsonpath import JSONPathError, find, parse, to_text
 
@@ -126,7 +127,7 @@ def parse_rfc3339(text: str) -> float | None:
         return None
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
     fraction, zone = match.group(7), match.group(8)
-    if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month)
+    if not (1 <= month <= 12 and 1 <= day <= days_in_month(year, month)
             and hour < 24 and minute < 60 and second < 60):
         return None
     offset = 0
@@ -135,22 +136,8 @@ def parse_rfc3339(text: str) -> float | None:
         if zone_hours > 23 or zone_minutes > 59:
             return None
         offset = (zone_hours * 3600 + zone_minutes * 60) * (1 if zone[0] == "+" else -1)
-    days = _days_from_civil(year, month, day)
+    days = days_from_civil(year, month, day)
     seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
     return seconds + float(fraction) if fraction and int(fraction[1:]) else seconds
 
 
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 of a proleptic Gregorian date (any year, year 0 included)."""
-    year -= month <= 2
-    era = (year if year >= 0 else year - 399) // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146097 + day_of_era - 719468
