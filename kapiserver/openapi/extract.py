@@ -1,17 +1,19 @@
 """Regenerate ``definitions/generated.json`` from kube-apiserver's own OpenAPI v3 documents.
 
 Upstream generates its schemas from Go types and their doc comments; kapiserver has no Go
-types, so it ships the definitions it needs as data, taken verbatim from documents a real
-kube-apiserver v1.32 served (the reference transcripts ``openapi-v3-api-v1.json`` and
-``openapi-v3-coordination.json``). Only the definitions reachable from the kinds kapiserver
-serves are kept, plus the query and path parameters every resource path shares.
+types, so it ships the definitions of every built-in kind as data, taken verbatim from the
+documents a real kube-apiserver v1.32 served (``wide/openapi/v3-*.json`` of the reference
+transcripts: one document per group version). Every definition of those documents is kept
+but the apiextensions and apiregistration ones, which their plugins ship with their kinds;
+plus the query and path parameters every resource path shares.
 
-Run ``python -m kapiserver.openapi.extract [REFERENCE_DIR]`` after changing ``ROOTS``;
+Run ``python -m kapiserver.openapi.extract [REFERENCE_DIR]`` after changing what is kept;
 ``tests/unit/test_openapi_data.py`` checks that the shipped file is what this derives.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sys
@@ -19,25 +21,19 @@ import sys
 from .schemas import reachable
 
 #: The transcripts holding the documents, relative to the reference directory.
-DOCUMENTS = ("openapi-v3-api-v1.json", "openapi-v3-coordination.json")
+DOCUMENTS = "wide/openapi/v3-*.json"
 DEFAULT_REFERENCE_DIR = "/work/shared/reference"
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "definitions",
                       "generated.json")
 
-_CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
-#: The definitions kapiserver's built-in resources and every resource path refer to; the
-#: ones they reference are added. (events.k8s.io/v1 and the discovery and version types are
-#: not in the reference documents: ``handwritten.json`` has them.)
-ROOTS = tuple(
-    [_CORE + kind + suffix
-     for kind in ("ConfigMap", "Endpoints", "Event", "Namespace", "Secret", "Service",
-                  "ServiceAccount")
-     for suffix in ("", "List")]
-    + ["io.k8s.api.coordination.v1.Lease", "io.k8s.api.coordination.v1.LeaseList",
-       "io.k8s.api.authentication.v1.TokenRequest"]  # serviceaccounts/token
-    + [_META + name for name in ("APIResourceList", "DeleteOptions", "Patch", "Status",
-                                 "WatchEvent")])
+#: Definitions their plugins ship (``openapi_definitions.json`` of apiextensions and the
+#: aggregator), left out here.
+PLUGIN_PREFIXES = ("io.k8s.apiextensions-apiserver.", "io.k8s.kube-aggregator.")
+#: Definitions that must be there whatever the documents hold: every resource path refers
+#: to them.
+REQUIRED = tuple(_META + name for name in ("APIResourceList", "DeleteOptions", "Patch",
+                                           "Status", "WatchEvent", "ObjectMeta"))
 
 #: Parameters shared by resource paths, by name; ``fieldManager.patch`` is the variant
 #: PATCH operations carry (it adds the sentence about apply requests).
@@ -52,15 +48,17 @@ _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 
 
 class ExtractError(ValueError):
-    """The reference documents disagree with themselves or lack something ``ROOTS`` needs."""
+    """The reference documents disagree with themselves or lack something ``REQUIRED`` names."""
 
 
 def load_documents(reference_dir: str) -> list[dict]:
     """The OpenAPI v3 documents in the transcripts under ``reference_dir``."""
     documents = []
-    for name in DOCUMENTS:
-        with open(os.path.join(reference_dir, name)) as f:
-            documents.append(json.load(f)["response"]["body"])
+    for path in sorted(glob.glob(os.path.join(reference_dir, DOCUMENTS))):
+        with open(path) as f:
+            body = json.load(f)["response"]["body"]
+        if "components" in body:  # not the index, nor the OpenID documents
+            documents.append(body)
     return documents
 
 
@@ -69,13 +67,14 @@ def derive(reference_dir: str = DEFAULT_REFERENCE_DIR) -> dict:
     documents = load_documents(reference_dir)
     pool: dict[str, dict] = {}
     for document in documents:
-        for name, schema in document["components"]["schemas"].items():
+        for name, schema in document["components"].get("schemas", {}).items():
             if pool.setdefault(name, schema) != schema:
                 raise ExtractError(f"definition {name} differs between the documents")
-    missing = [name for name in ROOTS if name not in pool]
+    missing = [name for name in REQUIRED if name not in pool]
     if missing:
         raise ExtractError(f"definitions not in the reference documents: {missing}")
-    names = reachable(ROOTS, pool)
+    roots = [name for name in pool if not name.startswith(PLUGIN_PREFIXES)]
+    names = reachable(roots, pool)
     return {
         "description": "Generated by kapiserver/openapi/extract.py from kube-apiserver "
                        "v1.32's OpenAPI v3 documents; do not edit.",

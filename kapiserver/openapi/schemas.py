@@ -20,8 +20,8 @@ V3_PREFIX = "#/components/schemas/"
 V2_PREFIX = "#/definitions/"
 GVK = "x-kubernetes-group-version-kind"
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "definitions")
-#: Data files, in the order they are merged: reference-derived, then hand-written.
-DATA_FILES = ("generated.json", "handwritten.json")
+#: Data files, in the order they are merged (all derived from the reference documents).
+DATA_FILES = ("generated.json",)
 
 #: Keys whose value is one schema, a list of schemas, or a map of schemas (Swagger 2.0's).
 _SCHEMA_KEYS = ("items", "additionalProperties")
