@@ -307,8 +307,15 @@ BUILTIN: Mapping[tuple[str, str], ListTypes] = MappingProxyType({
 
 
 def for_kind(api_version: str, kind: str) -> ListTypes:
-    """The table of a built-in kind, else ``DEFAULT``."""
-    return BUILTIN.get((api_version, kind), DEFAULT)
+    """The table of a built-in kind (written here, else derived from its OpenAPI
+    extensions and Go types by ``derive``), else ``DEFAULT``."""
+    table = BUILTIN.get((api_version, kind))
+    if table is not None:
+        return table
+    from .derive import builtin_list_types
+
+    group, _, version = api_version.rpartition("/")
+    return builtin_list_types(group, version, kind) or DEFAULT
 
 
 def reset_fields(subresource: str = "", status_subresource: bool = False) -> tuple[str, ...]:
