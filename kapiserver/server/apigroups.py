@@ -66,3 +66,25 @@ class ResourceRoutes:
         if info.subresource:
             return resources.get(f"{info.resource}/{info.subresource}")
         return resources.get(info.resource)
+
+
+def builtin_handlers(server, strategy, registry_class=None) -> dict[str, ResourceHandler]:
+    """The handlers of a built-in resource and of its generic subresources, keyed as
+    ``APIGroupInfo`` keys them: the resource; ``status`` when discovery lists it (the
+    strategy's ``status_strategy()``); ``scale`` when the strategy has a ``scale``
+    accessor. Other subresources are the kind's own."""
+    from ..registry.builtin import resource_info
+
+    spec = strategy.spec
+    kwargs = {"registry_class": registry_class} if registry_class else {}
+    main = server.rest_handler(spec, strategy, **kwargs)
+    handlers = {spec.resource: main}
+    subresources = resource_info(spec.group, spec.version, spec.resource).get("subresources", {})
+    if "status" in subresources:
+        handlers[f"{spec.resource}/status"] = server.rest_handler(
+            spec, strategy.status_strategy(), "status", tuple(subresources["status"]["verbs"]))
+    if "scale" in subresources and strategy.scale is not None:
+        from ..endpoints.scale import ScaleHandler
+
+        handlers[f"{spec.resource}/scale"] = ScaleHandler(main.store, server, strategy.scale)
+    return handlers
