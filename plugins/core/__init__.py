@@ -2,9 +2,11 @@
 
 configmaps, namespaces, secrets, serviceaccounts (with the ``token`` subresource), events,
 endpoints and services; the services' cluster IPs and node ports come from
-``--service-cluster-ip-range`` and ``--service-node-port-range``. At start, the
-``kube-system/extension-apiserver-authentication`` ConfigMap tells extension servers whom
-to trust.
+``--service-cluster-ip-range`` and ``--service-node-port-range``. Pods, nodes, volumes
+and claims, replication controllers, pod templates, quotas, limit ranges and component
+statuses each have their module, whose ``install(server)`` gives their handlers. At
+start, the ``kube-system/extension-apiserver-authentication`` ConfigMap tells extension
+servers whom to trust.
 """
 
 from marshmallow import fields
@@ -13,7 +15,8 @@ from kapiserver.options.types import Duration, Path, kubeconfig_file
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
-from . import services
+from . import (componentstatuses, limitranges, nodes, persistentvolumeclaims, persistentvolumes,
+               pods, podtemplates, replicationcontrollers, resourcequotas, services)
 from .authentication_info import AuthenticationTrustController, publish_authentication_info
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .endpoints import ENDPOINTS, EndpointsStrategy
@@ -68,7 +71,20 @@ class CoreV1(APIGroupInstaller):
                                                                 ttl=server.config.event_ttl)),
             "endpoints": server.rest_handler(ENDPOINTS, EndpointsStrategy(ENDPOINTS)),
             **services.install(server),
+            **_kind_modules(server),
         }})
+
+
+#: Modules of the core group whose ``install(server)`` gives their resources' handlers.
+KIND_MODULES = (pods, nodes, persistentvolumes, persistentvolumeclaims, replicationcontrollers,
+                podtemplates, resourcequotas, limitranges, componentstatuses)
+
+
+def _kind_modules(server) -> dict:
+    handlers = {}
+    for module in KIND_MODULES:
+        handlers.update(module.install(server))
+    return handlers
 
 
 @hookimpl

@@ -1,0 +1,1 @@
+"""The ``apps`` API group: Deployments, ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions."""

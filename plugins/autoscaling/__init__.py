@@ -1,0 +1,1 @@
+"""The ``autoscaling`` API group: HorizontalPodAutoscalers, one stored object served as v1 and v2."""

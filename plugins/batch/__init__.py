@@ -1,0 +1,1 @@
+"""The ``batch`` API group: Jobs and CronJobs."""

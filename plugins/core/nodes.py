@@ -1,0 +1,6 @@
+"""Nodes (with ``status`` and ``proxy``)."""
+
+
+def install(server) -> dict:
+    """The handlers of this module's resources, keyed as ``APIGroupInfo`` keys them."""
+    return {}

@@ -1,0 +1,6 @@
+"""PodTemplates."""
+
+
+def install(server) -> dict:
+    """The handlers of this module's resources, keyed as ``APIGroupInfo`` keys them."""
+    return {}

@@ -1,0 +1,1 @@
+"""The ``networking.k8s.io`` API group: Ingresses, IngressClasses and NetworkPolicies."""

@@ -1,0 +1,1 @@
+"""The ``node.k8s.io`` API group: RuntimeClasses."""

@@ -1,0 +1,1 @@
+"""The ``policy`` API group: PodDisruptionBudgets."""
