@@ -23,6 +23,7 @@ import signal
 import gevent
 import gevent.local
 from gevent.server import StreamServer
+from gunicorn.http import wsgi
 from gunicorn.workers import ggevent
 from gunicorn.workers.ggevent import GeventWorker
 
@@ -41,6 +42,9 @@ class KapiserverWorker(GeventWorker):
         # gunicorn's gevent worker builds its servers from this module attribute; this
         # process is one worker, so the server class is this worker's to choose.
         ggevent.StreamServer = AcceptedServer
+        # Likewise its responses: kube-apiserver sends no Server header, and clients
+        # that log or compare headers must not see "gunicorn".
+        wsgi.Response = QuietResponse
         super().init_process()
 
     def timeout_ctx(self):
@@ -92,6 +96,13 @@ class KapiserverWorker(GeventWorker):
             return super().handle_request(listener_name, req, sock, addr)
         finally:
             self._current.headers = None
+
+
+class QuietResponse(wsgi.Response):
+    """gunicorn's response without its ``Server`` header (Go's net/http sends none)."""
+
+    def default_headers(self):
+        return [line for line in super().default_headers() if not line.startswith("Server:")]
 
 
 class AcceptedServer(StreamServer):

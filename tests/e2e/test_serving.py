@@ -74,6 +74,12 @@ def test_every_response_has_audit_id_and_cache_control(server):
     assert echoed.headers["Audit-Id"] == "my-audit-id"
 
 
+def test_no_server_header_as_go_sends_none(server):
+    for path in ("/version", "/api/v1/namespaces", "/healthz", "/nope"):
+        response = server.get(path, user="admin", groups=["system:masters"])
+        assert "Server" not in response.headers, path
+
+
 def test_python_client_reads_version(server):
     from kubernetes import client
 
