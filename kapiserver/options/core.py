@@ -58,6 +58,9 @@ def add_core_options(options) -> None:
     add("max-mutating-requests-inflight", fields.Integer(load_default=200, strict=False,
                                                          validate=validate.Range(0)),
         "mutating requests served at once, across workers; 0 = unlimited")
+    add("request-timeout", Duration(load_default=60.0),
+        "how long a request that is not long-running (watch, proxy, exec, logs) may take; "
+        "a request's timeout parameter may only shorten it")
     add("shutdown-grace-period", fields.Float(load_default=30.0,
                                               validate=validate.Range(0, 3600)),
         "seconds in-flight requests get to finish after SIGTERM")

@@ -222,3 +222,92 @@ def _walk(value, message, stack: tuple) -> None:
                     _walk(item, field.message, inner)
             else:
                 _walk(child, field.message, inner)
+
+
+# -- time.ParseDuration ----------------------------------------------------------------------
+
+class DurationParseError(ValueError):
+    """``time.ParseDuration``'s error; its text is Go's."""
+
+
+_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
+                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_MAX_DURATION = 1 << 63
+
+
+def _duration_quote(text: bytes) -> str:
+    """``time.quote``: non-ASCII and control bytes as ``\\xNN``, ``"`` and ``\\`` escaped."""
+    out = ['"']
+    for byte in text:
+        if byte >= 0x80 or byte < 0x20:
+            out.append(f"\\x{byte:02x}")
+        else:
+            ch = chr(byte)
+            out.append("\\" + ch if ch in '"\\' else ch)
+    out.append('"')
+    return "".join(out)
+
+
+def parse_duration(text: str) -> int:
+    """Nanoseconds of a Go duration (``1m30s``, ``-1.5h``, ``0``), as ``time.ParseDuration``
+    reads it; ``DurationParseError`` with Go's message otherwise."""
+    raw = text.encode()
+    invalid = DurationParseError(f"time: invalid duration {_duration_quote(raw)}")
+    s, neg = raw, False
+    if s[:1] in (b"-", b"+"):
+        neg, s = s[:1] == b"-", s[1:]
+    if s == b"0":
+        return 0
+    if not s:
+        raise invalid
+    total = 0
+    while s:
+        if not (s[:1] == b"." or s[:1].isdigit()):
+            raise invalid
+        i = 0
+        while i < len(s) and 0x30 <= s[i] <= 0x39:
+            i += 1
+        whole, s = int(s[:i] or b"0"), s[i:]
+        if whole >= _MAX_DURATION:
+            raise invalid  # leadingInt's overflow
+        pre, post, fraction, scale = i > 0, False, 0, 1.0
+        if s[:1] == b".":
+            s = s[1:]
+            j = 0
+            overflow = False
+            while j < len(s) and 0x30 <= s[j] <= 0x39:
+                if not overflow:
+                    if fraction > (_MAX_DURATION - 1) // 10:
+                        overflow = True  # leadingFraction stops adding precision
+                    else:
+                        fraction = fraction * 10 + (s[j] - 0x30)
+                        scale *= 10
+                j += 1
+            post, s = j > 0, s[j:]
+        if not pre and not post:
+            raise invalid
+        k = 0
+        while k < len(s) and not (s[k] == 0x2E or 0x30 <= s[k] <= 0x39):
+            k += 1
+        if k == 0:
+            raise DurationParseError(f"time: missing unit in duration {_duration_quote(raw)}")
+        unit_text, s = s[:k], s[k:]
+        unit = _DURATION_UNITS.get(unit_text.decode(errors="replace"))
+        if unit is None:
+            raise DurationParseError(f"time: unknown unit {_duration_quote(unit_text)} in "
+                                     f"duration {_duration_quote(raw)}")
+        if whole > _MAX_DURATION // unit:
+            raise invalid
+        value = whole * unit
+        if fraction > 0:
+            value += int(float(fraction) * (float(unit) / scale))
+            if value > _MAX_DURATION:
+                raise invalid
+        total += value
+        if total > _MAX_DURATION:
+            raise invalid
+    if neg:
+        return -total
+    if total > _MAX_DURATION - 1:
+        raise invalid
+    return total

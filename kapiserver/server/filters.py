@@ -1,7 +1,7 @@
 """The filter chain that wraps the outermost server once (``server.DefaultBuildHandlerChain``).
 
-Outermost first: panic recovery → request info → authentication → audit → impersonation
-→ max-in-flight → authorization. Each ``with_*`` function takes the server and the next
+Outermost first: panic recovery → request info → request deadline → authentication →
+audit → impersonation → max-in-flight → authorization. Each ``with_*`` function takes the server and the next
 handler and returns a handler ``handler(ctx) -> response``; ``build`` composes them.
 """
 
@@ -39,6 +39,7 @@ def build(server, innermost):
     handler = with_impersonation(server, handler)
     handler = with_audit(server, handler)
     handler = with_authentication(server, handler)
+    handler = with_request_deadline(server, handler)
     handler = with_request_info(server, handler)
     return with_panic_recovery(server, handler)
 
@@ -93,6 +94,49 @@ def with_request_info(server, handler):
         return handler(ctx)
 
     return request_info
+
+
+#: ``invalidTimeoutInURL`` of upstream's deadline filter.
+INVALID_TIMEOUT = "invalid timeout specified in the request URL"
+
+
+def with_request_deadline(server, handler):
+    """``WithRequestDeadline`` and ``WithTimeoutForNonLongRunningRequests``: a request
+    that is not long-running gets ``--request-timeout``, or less when its ``timeout``
+    parameter asks for less (``0s``, or more than the default, means the default); an
+    unparsable ``timeout`` is a 400; one that runs out of time gets upstream's 504."""
+    import gevent
+
+    from ..errors import BadRequest, Timeout
+    from ..runtime.gotime import DurationParseError, parse_duration
+
+    default = server.config.request_timeout
+
+    def request_deadline(ctx):
+        value = ctx.request.args.get("timeout", "")
+        timeout = default
+        if value:
+            try:
+                asked = parse_duration(value) / 1e9
+            except DurationParseError as err:
+                raise BadRequest(f"{INVALID_TIMEOUT} - {err}") from None
+            if 0 < asked < default:
+                timeout = asked
+        if ctx.info.is_long_running or timeout <= 0:
+            return handler(ctx)
+        deadline = gevent.Timeout(timeout)
+        deadline.start()
+        try:
+            return handler(ctx)
+        except gevent.Timeout as expired:
+            if expired is not deadline:
+                raise
+            raise Timeout("Timeout: request did not complete within requested timeout - "
+                          "context deadline exceeded", {}) from None
+        finally:
+            deadline.close()
+
+    return request_deadline
 
 
 def with_authentication(server, handler):

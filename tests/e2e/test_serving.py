@@ -11,7 +11,7 @@ import pytest
 import requests
 import yaml
 
-from kapiserver.testing import KapiserverProcess, free_port
+from kapiserver.testing import KapiserverProcess, assert_status, free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -295,3 +295,33 @@ def test_connections_during_shutdown_leave_no_traceback(kapiserver_factory):
     assert b"HTTP/1.1 200" in answers
     assert "Traceback" not in server.log()
 
+
+
+PROBE = "/apis/probe.kapiserver.test/v1/namespaces/default"
+
+
+@pytest.mark.parametrize("value,message", [
+    ("abc", 'time: invalid duration "abc"'), ("5", 'time: missing unit in duration "5"'),
+    ("5x", 'time: unknown unit "x" in duration "5x"')])
+def test_unparsable_timeout_parameter_is_a_bad_request(server, value, message):
+    response = server.get(f"/api/v1/namespaces?timeout={value}", user="admin",
+                          groups=["system:masters"])
+    assert_status(response, 400, "BadRequest",
+                  f"invalid timeout specified in the request URL - {message}")
+
+
+def test_request_out_of_time_gets_upstreams_504(server):
+    started = time.monotonic()
+    response = server.get(f"{PROBE}/blocks/t?seconds=5&timeout=500ms", user="admin",
+                          groups=["system:masters"])
+    assert time.monotonic() - started < 4
+    assert_status(response, 504, "Timeout", "Timeout: request did not complete within "
+                  "requested timeout - context deadline exceeded")
+    assert response.json()["details"] == {}
+
+
+def test_timeout_of_zero_or_above_the_maximum_means_the_default(server):
+    for value in ("0s", "10m"):
+        response = server.get(f"{PROBE}/blocks/u?seconds=1&timeout={value}", user="admin",
+                              groups=["system:masters"])
+        assert response.status_code == 200, value
