@@ -4,12 +4,16 @@ A body is the magic prefix ``k8s\\x00`` and a ``runtime.Unknown`` message whose 
 holds the object's own message; kind and apiVersion travel in the envelope. ``encode``
 writes a JSON-form dict byte for byte as kube-apiserver's gogo-generated marshallers do:
 fields by number, non-pointer fields always (``""``, ``0``, empty messages), pointer fields
-only when set, map entries sorted by key. ``decode`` gives the dict Go's JSON encoder would
-write for the decoded object: non-pointer structs always (``"spec": {}``), a zero
-``metav1.Time`` as ``null``, zero scalars only where the JSON tag lacks ``omitempty``,
-pointer fields whenever set. One exception: zero IntOrString, Quantity and Duration values
-under ``omitempty`` are left out (Go writes ``0``, ``"0"``, ``"0s"``), so defaulting sees an
-unset ``targetPort`` as unset.
+only when set (a ``[]byte`` only when not null), map entries sorted by key, an inline
+embedded struct (``Volume``'s ``VolumeSource``) as the one message field it is on the wire.
+``decode`` gives the dict Go's JSON encoder would write for the decoded object: non-pointer
+structs always (``"spec": {}``, a RawExtension's ``null``), inline structs' fields in their
+parent, a zero ``metav1.Time`` as ``null``, zero scalars only where the JSON tag lacks
+``omitempty``, pointer fields whenever set (and as ``null`` when unset without
+``omitempty``), a float64 as an ``int`` when it is whole (Go writes ``1``, not ``1.0``).
+One exception: zero IntOrString, Quantity and Duration values under ``omitempty`` are left
+out (Go writes ``0``, ``"0"``, ``"0s"``), so defaulting sees an unset ``targetPort`` as
+unset.
 
 Messages are data (``protobuf_schemas``); ``Codec`` compiles them once.
 """
@@ -19,16 +23,19 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import struct
 
 from kapiserver.runtime import protobuf_schemas as schemas
 from kapiserver.runtime.protobuf_compile import (
-    BOOL, BYTES, DURATION, EXTRA_VALUE, INT32, INT64, INT_OR_STRING, MAP, MESSAGE, MICROTIME,
-    OBJECT, QUANTITY, REPEATED, SINGLE, STRING, TIME, Field, Message, compile_messages)
+    BOOL, BYTES, DOUBLE, DURATION, EXTRA_VALUE, INT32, INT64, INT_OR_STRING, MAP, MESSAGE,
+    MICROTIME, OBJECT, QUANTITY, RAW_EXTENSION, REPEATED, SCHEMA_OR_ARRAY, SCHEMA_OR_BOOL,
+    SCHEMA_OR_STRINGS, SINGLE, STRING, TIME, Field, Message, compile_messages)
 from kapiserver.runtime.protobuf_types import (
-    ZERO_TIME_SECONDS, base64_bytes, format_duration, format_time, parse_duration, parse_time)
+    ZERO_TIME_SECONDS, base64_bytes, canonical_quantity, double_json, format_duration,
+    format_time, parse_duration, parse_time, scalar_wire, varint_json)
 from kapiserver.runtime.protobuf_wire import (
-    LENGTH, VARINT, ProtobufError, as_int32, as_int64, put_length_delimited, put_varint,
-    read_varint, skip_field, span_string, spans, sub_fields)
+    FIXED64, LENGTH, VARINT, ProtobufError, as_int32, as_int64, put_length_delimited,
+    put_varint, read_varint, skip_field, span_string, spans, sub_fields)
 
 __all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_watch_event",
            "encode", "encode_watch_event", "known"]
@@ -36,8 +43,10 @@ __all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
-_JSON_ZERO = {STRING: "", BOOL: False, INT32: 0, INT64: 0, BYTES: ""}
-_INT_RANGE = {INT32: (-(1 << 31), (1 << 31) - 1), INT64: (-(1 << 63), (1 << 63) - 1)}
+_JSON_ZERO = {STRING: "", BOOL: False, INT32: 0, INT64: 0, DOUBLE: 0, BYTES: ""}
+#: Kinds Go's encoder writes whatever their value (structs: omitempty never omits them).
+_ALWAYS = (MESSAGE, TIME, MICROTIME, RAW_EXTENSION)
+_DOUBLE = struct.Struct("<d")
 _MISSING = object()
 
 
@@ -166,13 +175,18 @@ class Codec:
                     stop = pos + size
                     if stop > end:
                         raise ProtobufError(f"field {number} runs past the end of its message")
-                    if field.wire == VARINT:
+                    if field.wire != LENGTH:
                         if field.label != REPEATED:
-                            raise ProtobufError(f"field {number} has wire type 2, want 0")
+                            raise ProtobufError(f"field {number} has wire type 2, want "
+                                                f"{field.wire}")
                         values = seen.setdefault(number, [])
                         while pos < stop:  # a packed repeated scalar
-                            value, pos = read_varint(buf, pos, stop)
-                            values.append(_varint_json(field.kind, value))
+                            if field.wire == VARINT:
+                                value, pos = read_varint(buf, pos, stop)
+                                values.append(varint_json(field.kind, value))
+                            else:
+                                values.append(double_json(_read_double(buf, pos, stop)))
+                                pos += 8
                         continue
                     if field.label == SINGLE:
                         if field.kind > BYTES:
@@ -191,20 +205,27 @@ class Codec:
                 elif wire == VARINT and field.wire == VARINT:
                     value, pos = read_varint(buf, pos, end)
                     if field.label == REPEATED:
-                        seen.setdefault(number, []).append(_varint_json(field.kind, value))
+                        seen.setdefault(number, []).append(varint_json(field.kind, value))
+                    else:
+                        seen[number] = value
+                elif wire == FIXED64 and field.wire == FIXED64:
+                    value = _read_double(buf, pos, end)
+                    pos += 8
+                    if field.label == REPEATED:
+                        seen.setdefault(number, []).append(double_json(value))
                     else:
                         seen[number] = value
                 else:
                     raise ProtobufError(f"field {number} has wire type {wire}, "
                                         f"want {field.wire}")
             except ProtobufError as err:
-                raise err.at(field.name) from None
+                raise (err if field.inline else err.at(field.name)) from None
         return self._build(message, seen, buf)
 
     def _build(self, message: Message, seen: dict, buf: bytes) -> dict:
         """The JSON form, in the Go struct's field order, with Go's rules for empty fields."""
         out = {}
-        for field in message.ordered:
+        for field in message.struct:
             value = seen.get(field.number, _MISSING)
             if field.label != SINGLE:
                 if value is not _MISSING:
@@ -215,18 +236,23 @@ class Codec:
             kind = field.kind
             if kind <= BYTES:
                 if value is _MISSING:
-                    if field.keep and not field.pointer:
-                        out[field.name] = _JSON_ZERO[kind]
+                    if field.keep:  # nil pointers and []byte are null, other zeros written
+                        out[field.name] = (None if field.pointer or kind == BYTES
+                                           else _JSON_ZERO[kind])
                     continue
                 if kind == BYTES:
                     value = base64.b64encode(value).decode()
+                elif kind == DOUBLE:
+                    value = double_json(value)
                 elif kind != STRING:
-                    value = _varint_json(kind, value)
+                    value = varint_json(kind, value)
                 if value or field.pointer or field.keep:
                     out[field.name] = value
                 continue
             if value is _MISSING:
                 if field.pointer:
+                    if field.keep:
+                        out[field.name] = None
                     continue
                 data, start, stop = b"", 0, 0
             elif len(value) == 1:
@@ -238,8 +264,10 @@ class Codec:
             try:
                 result = self._value_json(field, data, start, stop)
             except ProtobufError as err:
-                raise err.at(field.name) from None
-            if (field.pointer or field.keep or kind in (MESSAGE, TIME, MICROTIME)
+                raise (err if field.inline else err.at(field.name)) from None
+            if field.inline:
+                out.update(result)
+            elif (field.pointer or field.keep or kind in _ALWAYS
                     or not _is_zero(kind, result)):
                 out[field.name] = result
         return out
@@ -269,11 +297,13 @@ class Codec:
                 return sub.get(3, "")
             return as_int32(sub.get(2, 0))
         if kind == QUANTITY:
-            return sub_fields(buf, pos, end, strings=(1,)).get(1, "")
+            return canonical_quantity(sub_fields(buf, pos, end, strings=(1,)).get(1, ""))
         if kind == DURATION:
             return format_duration(as_int64(sub_fields(buf, pos, end).get(1, 0)))
         if kind == EXTRA_VALUE:
             return sub_fields(buf, pos, end, strings=(1,), repeated=(1,)).get(1, [])
+        if kind >= SCHEMA_OR_ARRAY:
+            return self._schema_wrapper_json(field, buf, pos, end)
         raw = sub_fields(buf, pos, end, raw=(1,)).get(1, b"")
         if not raw:
             return None
@@ -283,6 +313,40 @@ class Codec:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             raise ProtobufError("embedded object is neither protobuf nor JSON") from None
+
+    def _schema_wrapper_json(self, field: Field, buf: bytes, pos: int, end: int):
+        """apiextensions' JSONSchemaPropsOr{Array,Bool,StringArray} as their MarshalJSON
+        writes them: OrArray {schema=1, jSONSchemas=2} the list if any, else the schema;
+        OrBool {allows=1, schema=2} the schema if any, else the boolean; OrStringArray
+        {schema=1, property=2} the strings if any, else the schema; ``null`` for nothing."""
+        schema_number = 2 if field.kind == SCHEMA_OR_BOOL else 1
+        schemas_found, listed, allows = [], [], False
+        while pos < end:
+            key, pos = read_varint(buf, pos, end)
+            number, wire = key >> 3, key & 7
+            if wire == VARINT and number == 1 and field.kind == SCHEMA_OR_BOOL:
+                value, pos = read_varint(buf, pos, end)
+                allows = value != 0
+            elif wire == LENGTH and number in (1, 2):
+                size, pos = read_varint(buf, pos, end)
+                stop = pos + size
+                if stop > end:
+                    raise ProtobufError(f"field {number} runs past the end of its message")
+                if number == schema_number:
+                    schemas_found.append(buf[pos:stop])
+                elif field.kind == SCHEMA_OR_STRINGS:
+                    listed.append(buf[pos:stop].decode("utf-8", "replace"))
+                else:
+                    listed.append(self._decode_message(field.message, buf, pos, stop))
+                pos = stop
+            else:
+                pos = skip_field(buf, pos, end, wire, number)
+        if listed:
+            return listed
+        if schemas_found:
+            data = b"".join(schemas_found)
+            return self._decode_message(field.message, data, 0, len(data))
+        return allows if field.kind == SCHEMA_OR_BOOL else None
 
     def _decode_entry(self, field: Field, buf: bytes, pos: int, end: int):
         # The usual map<string, string> entry, short key and value: 0a len key 12 len value.
@@ -308,7 +372,10 @@ class Codec:
                 pos = stop
             elif number == 2 and wire == VARINT and field.value_wire == VARINT:
                 raw_value, pos = read_varint(buf, pos, end)
-                value = _varint_json(field.kind, raw_value)
+                value = varint_json(field.kind, raw_value)
+            elif number == 2 and wire == FIXED64 and field.value_wire == FIXED64:
+                value = double_json(_read_double(buf, pos, end))
+                pos += 8
             else:
                 pos = skip_field(buf, pos, end, wire, number)
         if value is _MISSING:
@@ -325,6 +392,10 @@ class Codec:
                                 f"{type(obj).__name__}")
         out = bytearray()
         for field in message.by_number:
+            if field.inline:  # the embedded struct's fields are the parent's in JSON
+                out += field.tag
+                put_length_delimited(out, self._encode_message(field.message, obj))
+                continue
             value = obj.get(field.name)
             try:
                 if field.label == REPEATED:
@@ -341,7 +412,8 @@ class Codec:
                     if value:
                         self._put_map(field, value, out)
                 else:
-                    if value is None and field.pointer:
+                    # gogo writes a nil pointer or []byte not at all, other zeros as zeros
+                    if value is None and (field.pointer or field.kind == BYTES):
                         continue
                     out += field.tag
                     self._put_value(field, value, out)
@@ -359,7 +431,7 @@ class Codec:
                 raise ProtobufError(f"map keys are strings, got {type(key).__name__}")
             entry = bytearray(b"\x0a")
             put_length_delimited(entry, key.encode())
-            entry += b"\x10" if field.value_wire == VARINT else b"\x12"
+            entry += _ENTRY_VALUE_TAGS[field.value_wire]
             try:
                 self._put_value(field, value[key], entry)
             except ProtobufError as err:
@@ -382,12 +454,15 @@ class Codec:
                                                            {} if value is None else value))
         elif kind == BYTES:
             put_length_delimited(out, base64_bytes(value))
+        elif kind == DOUBLE:
+            out += _DOUBLE.pack(scalar_wire(DOUBLE, value))
         elif kind < BYTES:
-            put_varint(out, _scalar_wire(kind, value))
+            put_varint(out, scalar_wire(kind, value))
         else:
-            put_length_delimited(out, self._special_bytes(kind, value))
+            put_length_delimited(out, self._special_bytes(field, value))
 
-    def _special_bytes(self, kind: int, value) -> bytes | bytearray:
+    def _special_bytes(self, field: Field, value) -> bytes | bytearray:
+        kind = field.kind
         body = bytearray()
         if kind in (TIME, MICROTIME):
             if value is None:
@@ -405,13 +480,13 @@ class Codec:
                 put_length_delimited(body, value.encode())
             else:
                 body += b"\x08\x00\x10"
-                put_varint(body, _scalar_wire(INT32, 0 if value is None else value))
+                put_varint(body, scalar_wire(INT32, 0 if value is None else value))
                 body += b"\x1a\x00"
         elif kind == QUANTITY:
             if value is not None and not isinstance(value, str):
                 raise ProtobufError(f"want a quantity string, got {type(value).__name__}")
             body += b"\x0a"
-            put_length_delimited(body, (value or "0").encode())
+            put_length_delimited(body, canonical_quantity(value or "0").encode())
         elif kind == DURATION:
             body += b"\x08"
             put_varint(body, 0 if value is None else parse_duration(value))
@@ -423,6 +498,8 @@ class Codec:
                     raise ProtobufError(f"want a string, got {type(item).__name__}")
                 body += b"\x0a"
                 put_length_delimited(body, item.encode())
+        elif kind >= SCHEMA_OR_ARRAY:
+            self._put_schema_wrapper(field, value, body)
         elif value is not None:  # RawExtension, FieldsV1, Object: raw = 1
             raw = (self.encode(value) if kind == OBJECT else
                    json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
@@ -430,35 +507,46 @@ class Codec:
             put_length_delimited(body, raw)
         return body
 
+    def _put_schema_wrapper(self, field: Field, value, body: bytearray) -> None:
+        """A JSONSchemaPropsOr* as its UnmarshalJSON reads ``value``: an object is the
+        schema, a list the schemas (OrArray) or strings (OrStringArray), a boolean OrBool's
+        ``allows`` (an object allows too); anything else is nothing (OrBool refuses it)."""
+        kind, schema = field.kind, field.message
+        if kind == SCHEMA_OR_BOOL:
+            if isinstance(value, dict):
+                body += b"\x08\x01\x12"
+                put_length_delimited(body, self._encode_message(schema, value))
+            elif isinstance(value, bool):
+                body += b"\x08\x01" if value else b"\x08\x00"
+            else:
+                raise ProtobufError(f"want a boolean or a schema, got {type(value).__name__}")
+        elif isinstance(value, dict):
+            body += b"\x0a"
+            put_length_delimited(body, self._encode_message(schema, value))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                body += b"\x12"
+                try:
+                    if kind == SCHEMA_OR_STRINGS:
+                        if not isinstance(item, str):
+                            raise ProtobufError(f"want a string, got {type(item).__name__}")
+                        put_length_delimited(body, item.encode())
+                    else:
+                        put_length_delimited(body, self._encode_message(
+                            schema, {} if item is None else item))
+                except ProtobufError as err:
+                    raise err.at(f"[{index}]") from None
+
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _varint_json(kind: int, value: int):
-    if kind == BOOL:
-        return value != 0
-    if kind == INT32:
-        return as_int32(value)
-    return as_int64(value)
+_ENTRY_VALUE_TAGS = {VARINT: b"\x10", FIXED64: b"\x11", LENGTH: b"\x12"}
 
 
-def _scalar_wire(kind: int, value) -> int:
-    if kind == BOOL:
-        if value is None:
-            return 0
-        if not isinstance(value, bool):
-            raise ProtobufError(f"want a boolean, got {type(value).__name__}")
-        return int(value)
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise ProtobufError(f"want an integer, got {type(value).__name__}")
-    low, high = _INT_RANGE[kind]
-    if not low <= value <= high:
-        raise ProtobufError(f"{value} does not fit in an {('int32', 'int64')[kind - INT32]}")
-    return value
+def _read_double(buf: bytes, pos: int, end: int) -> float:
+    if pos + 8 > end:
+        raise ProtobufError(f"truncated fixed64 at byte {pos}")
+    return _DOUBLE.unpack_from(buf, pos)[0]
 
 
 def _is_zero(kind: int, value) -> bool:

@@ -144,3 +144,67 @@ def base64_bytes(value) -> bytes:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         raise ProtobufError("illegal base64 data") from None
+
+
+# -- scalars -----------------------------------------------------------------------------------
+
+# The value kinds of protobuf_compile (not imported: that module imports the tables).
+_BOOL, _INT32, _INT64, _DOUBLE = 1, 2, 3, 4
+_INT_RANGE = {_INT32: (-(1 << 31), (1 << 31) - 1), _INT64: (-(1 << 63), (1 << 63) - 1)}
+
+
+def scalar_wire(kind: int, value):
+    """The Go value of a JSON bool, int32, int64 or float64 field (``None`` is zero): an
+    ``int`` for the varint kinds, a ``float`` for float64; ``ProtobufError`` if Go's
+    decoder refuses it."""
+    if kind == _BOOL:
+        if value is None:
+            return 0
+        if not isinstance(value, bool):
+            raise ProtobufError(f"want a boolean, got {type(value).__name__}")
+        return int(value)
+    if value is None:
+        return 0.0 if kind == _DOUBLE else 0
+    if kind == _DOUBLE:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProtobufError(f"want a number, got {type(value).__name__}")
+        try:
+            return float(value)
+        except OverflowError:
+            raise ProtobufError(f"{value} does not fit in a float64") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ProtobufError(f"want an integer, got {type(value).__name__}")
+    low, high = _INT_RANGE[kind]
+    if not low <= value <= high:
+        raise ProtobufError(f"{value} does not fit in an {('int32', 'int64')[kind - _INT32]}")
+    return value
+
+
+def varint_json(kind: int, value: int):
+    """The JSON value of a decoded varint of a bool, int32 or int64 field."""
+    if kind == _BOOL:
+        return value != 0
+    if kind == _INT32:
+        value &= 0xFFFFFFFF
+        return value - (1 << 32) if value >= 1 << 31 else value
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def double_json(value: float):
+    """A float64 as a JSON reader gets what Go writes: whole numbers below 1e21 are written
+    without a fraction (``1``, not ``1.0``), so they read back as ``int``."""
+    if value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+# -- resource.Quantity -------------------------------------------------------------------------
+
+def canonical_quantity(text: str) -> str:
+    """A Quantity as Go writes it back (``Quantity.String()``, its canonical form). The one
+    place the codec canonicalizes quantities: ``encode``, ``decode`` and ``normalize`` all
+    call it."""
+    return text

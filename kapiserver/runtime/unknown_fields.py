@@ -9,10 +9,11 @@ them are dropped, as decoding into the Go types drops them.
 
 Built-in kinds are checked with the protobuf schema tables, which list every field of each
 kind (``unknown_fields``); the values of types that decode themselves (RawExtension,
-FieldsV1, …) are not inspected.
+FieldsV1, …) are not inspected, and the schemas in apiextensions' ``JSONSchemaPropsOr*``
+lose their unknown fields without a report, as their lenient ``UnmarshalJSON`` drops them.
 
 A plugin's kind that the tables lack but that has OpenAPI definitions (its Go types'
-schemas: the CRD and APIService kinds, wardle's) is checked against them instead
+schemas: wardle's) is checked against them instead
 (``SchemaFields``). What each schema is decoded into, as openapi-gen describes Go types:
 
 * ``properties``: a struct; ``type: object`` with neither ``properties`` nor
@@ -31,7 +32,7 @@ schemas: the CRD and APIService kinds, wardle's) is checked against them instead
 from __future__ import annotations
 
 from .protobuf import default_codec
-from .protobuf_compile import MAP, MESSAGE, REPEATED
+from .protobuf_compile import MAP, MESSAGE, REPEATED, SCHEMA_WRAPPERS
 
 #: Fields every object has in JSON that its message does not list (Go's inline TypeMeta).
 _TYPE_META = ("kind", "apiVersion")
@@ -72,9 +73,20 @@ def _walk(value, message, path: str, found: list, doomed: list, top: bool = Fals
                 found.append(f"{path}.{key}" if path else key)
             doomed.append((value, key))
             continue
-        if field.kind != MESSAGE or child is None:
+        if child is None:
             continue
         where = f"{path}.{key}" if path else key
+        if field.kind in SCHEMA_WRAPPERS:
+            # apiextensions' JSONSchemaPropsOr* decode their schemas with a lenient
+            # json.Unmarshal: what it drops is dropped without a word.
+            wrappers = child.values() if field.label == MAP and isinstance(child, dict) \
+                else (child,)
+            for wrapper in wrappers:
+                for item in wrapper if isinstance(wrapper, list) else (wrapper,):
+                    _walk(item, field.message, where, [], doomed)
+            continue
+        if field.kind != MESSAGE:
+            continue
         if field.label == REPEATED and isinstance(child, list):
             for index, item in enumerate(child):
                 _walk(item, field.message, f"{where}[{index}]", found, doomed)
