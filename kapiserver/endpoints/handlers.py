@@ -91,6 +91,38 @@ def _patch_options(args, apply: bool) -> bool:
     return value is not None and value != "0" and value.lower() != "false"
 
 
+#: How long a read waits for a resourceVersion the store has not reached (upstream's
+#: watch cache waits 3 s).
+FUTURE_RV_WAIT = 3.0
+RESOURCE_VERSION_MATCHES = ("Exact", "NotOlderThan", "")
+
+
+def _validate_list_options(resource_version: str, match: str, continue_token: str,
+                           send_initial_events: bool) -> None:
+    """``ValidateListOptions`` of a list (not a watch): a 422 on ``ListOptions``."""
+    from ..apimachinery.field_errors import FieldError, FieldPath, new_invalid
+
+    errs = []
+    path = FieldPath("resourceVersionMatch")
+    if match:
+        if not resource_version:
+            errs.append(FieldError.forbidden(path, "resourceVersionMatch is forbidden unless "
+                                                   "resourceVersion is provided"))
+        if continue_token:
+            errs.append(FieldError.forbidden(path, "resourceVersionMatch is forbidden when "
+                                                   "continue is provided"))
+        if match not in RESOURCE_VERSION_MATCHES:
+            errs.append(FieldError.not_supported(path, match, RESOURCE_VERSION_MATCHES))
+        if match == "Exact" and resource_version == "0":
+            errs.append(FieldError.forbidden(path, 'resourceVersionMatch "exact" is forbidden '
+                                                   'for resourceVersion "0"'))
+    if send_initial_events:
+        errs.append(FieldError.forbidden(FieldPath("sendInitialEvents"),
+                                         "sendInitialEvents is forbidden for list"))
+    if errs:
+        raise new_invalid("ListOptions", "meta.k8s.io", "", errs)
+
+
 def _check_applied_name(obj: dict, name: str, namespace: str) -> None:
     """``checkName``: the applied object must be the one the URL names."""
     meta = obj.get("metadata") or {}
@@ -309,6 +341,7 @@ class RESTHandler:
             raise errors.MethodNotAllowed()
         namespace = info.namespace if self.spec.namespaced else ""
         if verb == "get":
+            self.wait_for_resource_version(ctx.request.args.get("resourceVersion", ""))
             if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):
                 return Response(self.store.get_json(namespace, info.name), 200,
                                 content_type=JSON)
@@ -509,7 +542,13 @@ class RESTHandler:
         return label_selector, field_selector
 
     def list(self, ctx, namespace: str, encoded: bool = False):
-        """The list as a dict, or with ``encoded`` as JSON bytes from the item cache."""
+        """The list as a dict, or with ``encoded`` as JSON bytes from the item cache.
+
+        ``resourceVersion`` semantics as upstream's (its watch cache serves what is not
+        exact): unset or ``0``, the current state; ``N`` with ``NotOlderThan`` (or neither a
+        match nor a limit), the current state once the store has reached ``N``; ``N`` with
+        ``Exact`` (or a limit and no match), the state at ``N`` — 410 when compacted.
+        """
         args = ctx.request.args
         label_selector, field_selector = self.selectors(args)
         limit = args.get("limit", "0")
@@ -517,9 +556,35 @@ class RESTHandler:
             limit = max(int(limit), 0)
         except ValueError:
             raise errors.BadRequest(f"invalid limit: {limit}") from None
+        resource_version = args.get("resourceVersion", "")
+        match = args.get("resourceVersionMatch", "")
+        continue_token = args.get("continue", "")
+        _validate_list_options(resource_version, match, continue_token,
+                               "sendInitialEvents" in args)
+        exact = bool(resource_version) and resource_version != "0" and (
+            match == "Exact" or (not match and limit > 0))
+        self.wait_for_resource_version(resource_version)
         listing = self.store.list_json if encoded else self.store.list
-        return listing(namespace, label_selector, field_selector, limit,
-                       args.get("continue", ""), args.get("resourceVersion", ""))
+        return listing(namespace, label_selector, field_selector, limit, continue_token,
+                       resource_version if exact else "")
+
+    def wait_for_resource_version(self, resource_version: str) -> None:
+        """A read at least as new as ``resource_version`` waits (3 s at most, as upstream's
+        watch cache) until the store has reached it; then 504 ``Too large resource
+        version``. ``400`` for one that is not a number."""
+        if resource_version in ("", "0"):
+            return
+        try:
+            wanted = int(resource_version)
+        except ValueError:
+            raise errors.BadRequest(f"invalid resource version: {resource_version}") from None
+        cache = self.server.watch_cache
+        if wanted > cache.revision and not cache.wait_for(wanted, FUTURE_RV_WAIT):
+            raise errors.Timeout(
+                f"Timeout: Too large resource version: {wanted}, current: {cache.revision}",
+                {"causes": [{"reason": "ResourceVersionTooLarge",
+                             "message": "Too large resource version"}],
+                 "retryAfterSeconds": 1})
 
     def watch(self, ctx, namespace: str) -> Response:
         from .watch import WatchStream

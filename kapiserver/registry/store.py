@@ -338,8 +338,7 @@ class RegistryStore:
                               "were created, modified, or deleted between the time the first "
                               "chunk was returned and now may show up in the list."
                               if continue_token else
-                              f"too old resource version: {resource_version} "
-                              f"({self.storage.compacted_revision()})") from None
+                              "The resourceVersion for the provided list is too old.") from None
         metadata = {"resourceVersion": str(read_revision)}
         if more:
             metadata["continue"] = encode_continue(read_revision,
