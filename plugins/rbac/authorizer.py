@@ -45,7 +45,7 @@ class RBACAuthorizer(Authorizer):
                 continue
             for rule in rules:
                 if rule.allows(attributes):
-                    return Decision.ALLOW, ""
+                    return Decision.ALLOW, f"RBAC: allowed by {binding.describe(attributes.user)}"
         return Decision.NO_OPINION, f"RBAC: {aggregate_errors(errors)}" if errors else ""
 
     def rules_for(self, user, namespace):

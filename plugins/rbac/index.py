@@ -32,7 +32,7 @@ _STATE = ("cluster_roles", "cluster_role_rules", "role_rules", "cluster_bindings
 class Binding:
     """What a decision needs of a RoleBinding or ClusterRoleBinding."""
 
-    __slots__ = ("namespace", "name", "role_kind", "role_name", "subject_keys")
+    __slots__ = ("namespace", "name", "role_kind", "role_name", "subject_keys", "subjects")
 
     def __init__(self, obj: dict):
         meta = obj.get("metadata") or {}
@@ -41,8 +41,30 @@ class Binding:
         self.name = meta.get("name", "")
         self.role_kind = ref.get("kind", "")
         self.role_name = ref.get("name", "")
-        self.subject_keys = frozenset(filter(None, (subject_key(s, self.namespace)
-                                                     for s in obj.get("subjects") or [])))
+        #: (index key, kind, name, namespace) of each subject, in the binding's order.
+        self.subjects = tuple((subject_key(s, self.namespace), s.get("kind", ""),
+                               s.get("name", ""), s.get("namespace", ""))
+                              for s in obj.get("subjects") or [] if isinstance(s, dict))
+        self.subject_keys = frozenset(key for key, *_ in self.subjects if key)
+
+    def describe(self, user) -> str:
+        """The binding and the subject of it that names ``user``, as upstream's
+        ``roleBindingDescriber``/``clusterRoleBindingDescriber`` word them
+        (``RoleBinding "b/ns" of Role "r" to Group "devs"``)."""
+        keys = {("u", user.name)} | {("g", g) for g in user.groups}
+        subject = next((s for s in self.subjects if s[0] in keys), None)
+        if subject is None:
+            who = ""
+        else:
+            _, kind, name, namespace = subject
+            if kind == "ServiceAccount":
+                name = f"{name}/{namespace or self.namespace}"
+            who = f"{kind} {go_quote(name)}"
+        if self.namespace:
+            return (f"RoleBinding {go_quote(self.name + '/' + self.namespace)} of "
+                    f"{self.role_kind} {go_quote(self.role_name)} to {who}")
+        return (f"ClusterRoleBinding {go_quote(self.name)} of {self.role_kind} "
+                f"{go_quote(self.role_name)} to {who}")
 
 
 def subject_key(subject: dict, binding_namespace: str):

@@ -227,6 +227,35 @@ def test_groups_and_service_accounts(server):
     assert status_of(server, "GET", path, "system:serviceaccount:other:robot") == 403
 
 
+def sar_reason(server, user, groups, namespace, verb, resource):
+    review = admin(server, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "spec": {"user": user, "groups": list(groups), "resourceAttributes": {
+            "namespace": namespace, "verb": verb, "resource": resource}}})
+    return review["status"]
+
+
+def test_subject_access_review_names_what_allowed_it_as_rbac_words_it(server):
+    ns = namespace(server, "reasons")
+    bind(server, ns, "b", "ClusterRole", "view", [("User", "x"), ("Group", "devs")])
+    bind(server, ns, "robots", "ClusterRole", "view", [("ServiceAccount", "robot")])
+    bind(server, "", "cluster-readers", "ClusterRole", "view", [("User", "reader")])
+    eventually(lambda: sar_reason(server, "gail", ["devs"], ns, "get", "configmaps")
+               .get("allowed") is True)
+    assert sar_reason(server, "gail", ["devs"], ns, "get", "configmaps") == {
+        "allowed": True,
+        "reason": f'RBAC: allowed by RoleBinding "b/{ns}" of ClusterRole "view" to Group "devs"'}
+    eventually(lambda: sar_reason(server, f"system:serviceaccount:{ns}:robot", [], ns, "list",
+                                  "pods").get("allowed") is True)
+    assert sar_reason(server, f"system:serviceaccount:{ns}:robot", [], ns, "list", "pods")[
+        "reason"] == (f'RBAC: allowed by RoleBinding "robots/{ns}" of ClusterRole "view" to '
+                      f'ServiceAccount "robot/{ns}"')
+    eventually(lambda: sar_reason(server, "reader", [], "default", "list", "pods")
+               .get("allowed") is True)
+    assert sar_reason(server, "reader", [], "default", "list", "pods")["reason"] == (
+        'RBAC: allowed by ClusterRoleBinding "cluster-readers" of ClusterRole "view" to '
+        'User "reader"')
+
+
 def test_missing_role_reason(server):
     bind(server, "", "dangling", "ClusterRole", "no-such-role", [("User", "frank")])
     eventually(lambda: "RBAC:" in server.get("/api/v1/namespaces", user="frank").text)
