@@ -26,6 +26,7 @@ from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
 from .namespace_controller import NamespaceController
 from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
                          NamespaceStrategy)
+from .nodetaint import TaintNodesByCondition
 from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
@@ -115,7 +116,8 @@ def kapiserver_api_groups(config):
 
 @hookimpl
 def kapiserver_admission_plugins(config):
-    return {"NamespaceLifecycle": NamespaceLifecycle}
+    return {"NamespaceLifecycle": NamespaceLifecycle,
+            "TaintNodesByCondition": TaintNodesByCondition}
 
 
 @hookimpl
