@@ -10,7 +10,8 @@ embedded struct (``Volume``'s ``VolumeSource``) as the one message field it is o
 structs always (``"spec": {}``, a RawExtension's ``null``), inline structs' fields in their
 parent, a zero ``metav1.Time`` as ``null``, zero scalars only where the JSON tag lacks
 ``omitempty``, pointer fields whenever set (and as ``null`` when unset without
-``omitempty``), a float64 as an ``int`` when it is whole (Go writes ``1``, not ``1.0``).
+``omitempty``), a float64 as an ``int`` when it is whole (Go writes ``1``, not ``1.0``), a
+Quantity in its canonical form (``1000m`` is ``"1"``).
 One exception: zero IntOrString, Quantity and Duration values under ``omitempty`` are left
 out (Go writes ``0``, ``"0"``, ``"0s"``), so defaulting sees an unset ``targetPort`` as
 unset.
@@ -483,10 +484,8 @@ class Codec:
                 put_varint(body, scalar_wire(INT32, 0 if value is None else value))
                 body += b"\x1a\x00"
         elif kind == QUANTITY:
-            if value is not None and not isinstance(value, str):
-                raise ProtobufError(f"want a quantity string, got {type(value).__name__}")
             body += b"\x0a"
-            put_length_delimited(body, canonical_quantity(value or "0").encode())
+            put_length_delimited(body, canonical_quantity(value).encode())
         elif kind == DURATION:
             body += b"\x08"
             put_varint(body, 0 if value is None else parse_duration(value))

@@ -1,4 +1,5 @@
-"""Go's JSON forms of metav1.Time, MicroTime and Duration, and of protobuf bytes."""
+"""Go's JSON forms of metav1.Time, MicroTime, Duration, resource.Quantity, protobuf bytes
+and scalars."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import binascii
 import datetime
 import re
 
+from kapiserver.apimachinery import quantity
 from kapiserver.runtime.protobuf_wire import ProtobufError
 
 # -- metav1.Time and metav1.MicroTime ------------------------------------------------------
@@ -203,8 +205,13 @@ def double_json(value: float):
 
 # -- resource.Quantity -------------------------------------------------------------------------
 
-def canonical_quantity(text: str) -> str:
-    """A Quantity as Go writes it back (``Quantity.String()``, its canonical form). The one
-    place the codec canonicalizes quantities: ``encode``, ``decode`` and ``normalize`` all
-    call it."""
-    return text
+def canonical_quantity(value) -> str:
+    """A Quantity's JSON value (a string, a number, ``None`` for zero) or wire string as Go
+    writes it back: parsed (``UnmarshalJSON``) and printed (``String()``, the canonical
+    form: ``1000m`` is ``"1"``). The one place the codec reads quantities: ``encode``,
+    ``decode`` and ``normalize`` all call it. ``ProtobufError`` with upstream's text for
+    what ``ParseQuantity`` refuses (``""`` among them)."""
+    try:
+        return quantity.from_json(value).canonical()
+    except quantity.QuantityError as err:
+        raise ProtobufError(str(err)) from None

@@ -233,6 +233,18 @@ def test_a_nil_byte_slice_is_not_written_and_reads_back_as_null():
     assert pb.decode(pb.encode(csr))["spec"] == {"request": "", "signerName": "x"}
 
 
+def test_quantities_come_back_in_their_canonical_form():
+    quota = {"kind": "ResourceQuota", "apiVersion": "v1", "metadata": {"name": "q"},
+             "spec": {"hard": {"cpu": "1000m", "memory": "1024Mi", "pods": 10,
+                               "requests.cpu": 0.5}}}
+    assert pb.decode(pb.encode(quota))["spec"]["hard"] == {
+        "cpu": "1", "memory": "1Gi", "pods": "10", "requests.cpu": "500m"}
+    quota["spec"]["hard"]["cpu"] = ""
+    with pytest.raises(ProtobufError, match=r"spec.hard.cpu: quantities must match the "
+                                            r"regular expression"):
+        pb.encode(quota)
+
+
 def test_unset_pointers_without_omitempty_are_null():
     request = pb.decode(pb.encode({"kind": "TokenRequest",
                                    "apiVersion": "authentication.k8s.io/v1"}))
