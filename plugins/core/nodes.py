@@ -20,6 +20,7 @@ from kapiserver.apimachinery.validation import (is_config_map_key, is_valid_cidr
                                                 is_valid_label_value, name_is_dns_subdomain,
                                                 validate_core_object_meta_update,
                                                 validate_label_name)
+from kapiserver.apis.core.validation.scheduling import validate_taint_effect
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
@@ -31,7 +32,6 @@ METADATA = FieldPath("metadata")
 ANNOTATIONS = METADATA.child("annotations")
 TAINTS_ANNOTATION = "scheduler.alpha.kubernetes.io/taints"
 PREFER_AVOID_PODS_ANNOTATION = "scheduler.alpha.kubernetes.io/preferAvoidPods"
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
 ROLE_LABEL = "kubernetes.io/role"
 POD_CIDR_CHANGE = 'node updates may not change podCIDR except from "" to valid'
@@ -44,15 +44,6 @@ def _go_taint(taint: dict) -> GoValue:
         ("Key", go_str(taint.get("key"))), ("Value", go_str(taint.get("value"))),
         ("Effect", go_str(taint.get("effect"))),
         ("TimeAdded", go_pointer("v1.Time", taint.get("timeAdded") is not None)))))
-
-
-def validate_taint_effect(effect: str, allow_empty: bool, path: FieldPath) -> list:
-    """``validateTaintEffect``."""
-    if not allow_empty and not effect:
-        return [FieldError.required(path)]
-    if effect not in TAINT_EFFECTS:
-        return [FieldError.not_supported(path, effect, TAINT_EFFECTS)]
-    return []
 
 
 def validate_taints(taints, path: FieldPath) -> list:

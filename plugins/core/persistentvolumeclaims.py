@@ -36,7 +36,7 @@ from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
 
 from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, access_modes_text, as_dict, as_list,
-                           as_str, meta_of, parse_quantity, resource_list, spec_diff, spec_of,
+                           as_str, meta_of, parse_quantity, resource_list, spec_of,
                            status_of)
 from .persistentvolumes import VOLUME_MODES, validate_access_modes, validate_class_name
 
@@ -217,9 +217,8 @@ def validate_claim_update(new: dict, old: dict, validate_meta,
     for spec in (new_spec, old_spec):
         spec.pop("volumeAttributesClassName", None)
     if _semantic(new_spec) != _semantic(old_spec):
-        errs.append(FieldError.forbidden(
-            SPEC, IMMUTABLE_SPEC + "\n" +
-            spec_diff("core.PersistentVolumeClaimSpec", old_spec, new_spec)))
+        errs.append(FieldError.forbidden(SPEC, IMMUTABLE_SPEC + "\n" +
+                                         _claim_spec_diff(old_spec, new_spec)))
     new_size = _storage(as_dict(spec_of(new).get("resources")).get("requests"))
     old_size = _storage(as_dict(spec_of(old).get("resources")).get("requests"))
     status_size = _storage(status_of(old).get("capacity"))
@@ -252,6 +251,15 @@ def validate_claim_update(new: dict, old: dict, validate_meta,
                                                  "update from non-nil value to an empty string "
                                                  "is forbidden"))
     return errs
+
+
+def _claim_spec_diff(old: dict, new: dict) -> str:
+    """``cmp.Diff`` of the internal ``core.PersistentVolumeClaimSpec``, as upstream prints
+    it after the immutability error."""
+    from kapiserver.apis.core import gocmp, gotypes
+
+    spec_type = gotypes.go_type("PersistentVolumeClaimSpec")
+    return gocmp.diff(spec_type, gotypes.to_go(spec_type, old), gotypes.to_go(spec_type, new))
 
 
 def _semantic(spec: dict) -> dict:

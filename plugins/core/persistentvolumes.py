@@ -15,7 +15,8 @@ from kapiserver.apimachinery.field_errors import FieldError, FieldPath, GoValue
 from kapiserver.apimachinery.gosyntax import go_pointer, go_struct
 from kapiserver.apimachinery.resource_validation import (validate_basic_resource,
                                                          validate_positive_quantity_value)
-from kapiserver.apimachinery.validation import name_is_dns_subdomain, validate_label_name
+from kapiserver.apimachinery.validation import name_is_dns_subdomain
+from kapiserver.apis.core.validation.scheduling import validate_node_selector
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
@@ -64,70 +65,6 @@ def validate_class_name(name: str, path: FieldPath) -> list:
 
 
 # -- node affinity -------------------------------------------------------------------------------
-
-def _validate_node_selector_requirement(requirement: dict, path: FieldPath) -> list:
-    """``ValidateNodeSelectorRequirement``."""
-    errs = []
-    operator, values = requirement.get("operator") or "", as_list(requirement.get("values"))
-    if operator in ("In", "NotIn"):
-        if not values:
-            errs.append(FieldError.required(path.child("values"), "must be specified when "
-                                                                  "`operator` is 'In' or 'NotIn'"))
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(FieldError.forbidden(path.child("values"),
-                                             "may not be specified when `operator` is 'Exists' "
-                                             "or 'DoesNotExist'"))
-    elif operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(FieldError.required(path.child("values"),
-                                            "must be specified single value when `operator` is "
-                                            "'Lt' or 'Gt'"))
-    else:
-        errs.append(FieldError.invalid(path.child("operator"), operator,
-                                       "not a valid selector operator"))
-    return errs + validate_label_name(as_str(requirement.get("key")), path.child("key"))
-
-
-def _validate_node_field_requirement(requirement: dict, path: FieldPath) -> list:
-    """``ValidateNodeFieldSelectorRequirement``: only ``metadata.name``, one value."""
-    errs = []
-    operator, values = requirement.get("operator") or "", as_list(requirement.get("values"))
-    if operator in ("In", "NotIn"):
-        if len(values) != 1:
-            errs.append(FieldError.required(path.child("values"),
-                                            "must be only one value when `operator` is 'In' or "
-                                            "'NotIn' for node field selector"))
-    else:
-        errs.append(FieldError.invalid(path.child("operator"), operator,
-                                       "not a valid selector operator"))
-    key = as_str(requirement.get("key"))
-    if key != "metadata.name":
-        errs.append(FieldError.invalid(path.child("key"), key, "not a valid field selector key"))
-    else:
-        for index, value in enumerate(values):
-            errs += [FieldError.invalid(path.child("values").index(index), value, msg)
-                     for msg in name_is_dns_subdomain(as_str(value))]
-    return errs
-
-
-def validate_node_selector(selector: dict, path: FieldPath) -> list:
-    """``ValidateNodeSelector``: at least one term, each requirement valid."""
-    terms_path = path.child("nodeSelectorTerms")
-    terms = as_list(selector.get("nodeSelectorTerms"))
-    if not terms:
-        return [FieldError.required(terms_path, "must have at least one node selector term")]
-    errs = []
-    for index, term in enumerate(terms):
-        term, term_path = as_dict(term), terms_path.index(index)
-        for position, requirement in enumerate(as_list(term.get("matchExpressions"))):
-            errs += _validate_node_selector_requirement(
-                as_dict(requirement), term_path.child("matchExpressions").index(position))
-        for position, requirement in enumerate(as_list(term.get("matchFields"))):
-            errs += _validate_node_field_requirement(
-                as_dict(requirement), term_path.child("matchFields").index(position))
-    return errs
-
 
 def _validate_node_affinity(affinity: dict, path: FieldPath) -> list:
     """``validateVolumeNodeAffinity``."""
