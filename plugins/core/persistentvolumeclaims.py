@@ -40,8 +40,7 @@ from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, access_modes_text, as_
                            status_of)
 from .persistentvolumes import VOLUME_MODES, validate_access_modes, validate_class_name
 
-PERSISTENT_VOLUME_CLAIMS = builtin_spec("", "v1", "persistentvolumeclaims",
-                                        selectable_fields=("name",))
+PERSISTENT_VOLUME_CLAIMS = builtin_spec("", "v1", "persistentvolumeclaims")
 SPEC, STATUS = FieldPath("spec"), FieldPath("status")
 #: ``resizeStatusSet``, sorted as ``sets.List`` sorts it.
 RESIZE_STATUSES = ("ControllerResizeFailed", "ControllerResizeInProgress", "NodeResizeFailed",
@@ -402,12 +401,6 @@ class PersistentVolumeClaimStrategy(BuiltinStrategy):
 
     def validate_status(self, new, old):
         return validate_claim_status_update(new, old, validation_options(new, old))
-
-    def selectable_fields(self, obj):
-        fields = super().selectable_fields(obj)
-        # Upstream's acknowledged bug, kept for compatibility: "name" as a field.
-        fields["name"] = meta_of(obj).get("name", "")
-        return fields
 
     def table_cells(self, obj):
         meta, spec, status = meta_of(obj), spec_of(obj), status_of(obj)

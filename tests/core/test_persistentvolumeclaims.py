@@ -166,4 +166,4 @@ def test_table_cells():
     assert cells[:7] == ["pvc1", "Bound", "pv1", "1Gi", "RWO,ROX", "", "<unset>"]
     assert cells[8] == "Filesystem"
     assert STRATEGY.selectable_fields(obj) == {"metadata.name": "pvc1",
-                                               "metadata.namespace": "ns", "name": "pvc1"}
+                                               "metadata.namespace": "ns"}

@@ -157,12 +157,12 @@ def test_status_writes_stamp_phase_transitions():
     assert bound["status"]["lastPhaseTransitionTime"] != "2020-01-01T00:00:00Z"
 
 
-def test_field_selectors_and_table_cells():
+def test_fields_and_table_cells():
     obj = volume(valid_spec(persistentVolumeReclaimPolicy="Delete", volumeMode="Block",
                             claimRef={"namespace": "ns", "name": "c"}, storageClassName="fast"),
                  creationTimestamp="2020-01-01T00:00:00Z")
     obj["status"] = {"phase": "Bound"}
-    assert STRATEGY.selectable_fields(obj) == {"metadata.name": "pv1", "name": "pv1"}
+    assert STRATEGY.selectable_fields(obj) == {"metadata.name": "pv1"}
     cells = STRATEGY.table_cells(obj)
     assert cells[:9] == ["pv1", "1Gi", "RWO", "Delete", "Bound", "ns/c", "fast", "<unset>", ""]
     assert cells[10] == "Block"
