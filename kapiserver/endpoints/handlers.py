@@ -48,13 +48,42 @@ def _wants_table(accept: str) -> bool:
     return "as=Table" in accept and "g=meta.k8s.io" in accept
 
 
-def _dry_run(args) -> bool:
-    values = args.getlist("dryRun")
-    for value in values:
-        if value != "All":
-            raise errors.BadRequest(f"Invalid dry run value: {value!r}. Valid values are: All"
-                                    .replace("'", '"'))
+def _dry_run(args, options_kind: str = "CreateOptions", values=None) -> bool:
+    """``ValidateDryRun`` of the request's ``dryRun`` (``values`` when the options came in
+    a body): ``All`` only, else a 422 on ``<options_kind>.meta.k8s.io``."""
+    from ..apimachinery.field_errors import (FieldError, FieldPath, GoValue, go_string_slice,
+                                             new_invalid)
+
+    values = args.getlist("dryRun") if values is None else list(values or [])
+    if any(value != "All" for value in values):
+        raise new_invalid(options_kind, "meta.k8s.io", "", [FieldError.not_supported(
+            FieldPath("dryRun"), GoValue(go_string_slice(values)), ("All",))])
     return bool(values)
+
+
+def _ensure_namespace(obj: dict, namespace: str) -> None:
+    """``EnsureObjectNamespaceMatchesRequestNamespace`` on create: an object naming another
+    namespace than the URL is refused; none takes the URL's; a cluster-scoped one has none."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    given = meta.get("namespace") or ""
+    if given and namespace and given != namespace:
+        raise errors.BadRequest("the namespace of the provided object does not match the "
+                                "namespace sent on the request")
+
+
+def _check_name(obj: dict, name: str, namespace: str) -> None:
+    """``checkName`` of an update: the body names the object the URL names."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = meta.get("name") or ""
+    if given != name:
+        raise errors.BadRequest(f"the name of the object ({given}) does not match the name on "
+                                f"the URL ({name})")
+    given_namespace = meta.get("namespace") or ""
+    if namespace and given_namespace and given_namespace != namespace:
+        raise errors.BadRequest(f"the namespace of the object ({given_namespace}) does not "
+                                f"match the namespace on the request ({namespace})")
 
 
 #: Apply races a concurrent create or delete this many times before giving up.
@@ -356,15 +385,17 @@ class RESTHandler:
         if verb == "create":
             if info.name:
                 raise errors.MethodNotAllowed()
-            dry_run = _dry_run(args)
+            dry_run = _dry_run(args, "CreateOptions")
             obj = self.decode_body(ctx)
+            _ensure_namespace(obj, namespace)
             manage = self._manager(ctx, "CreateOptions")
             created = self.store.create(obj, namespace, dry_run,
                                         self._admitter(ctx, CREATE, "", dry_run), manage)
             return self.respond(ctx, created, 201)
         if verb == "update":
-            dry_run = _dry_run(args)
+            dry_run = _dry_run(args, "UpdateOptions")
             obj = self.decode_body(ctx)
+            _check_name(obj, info.name, namespace)
             manage = self._manager(ctx, "UpdateOptions")
             updated, created = self.store.update(namespace, info.name, obj, dry_run,
                                                  self._admitter(ctx, UPDATE, info.name, dry_run),
@@ -407,7 +438,7 @@ class RESTHandler:
         # operations: nothing to report there).
         strict_errors = ([f"duplicate field {errors.go_quote(path)}" for path in duplicates]
                          if media != patch.JSON_PATCH and mode != "Ignore" else [])
-        dry_run = _dry_run(request.args)
+        dry_run = _dry_run(request.args, "PatchOptions")
         admit = self._admitter(ctx, UPDATE, name, dry_run)
         manage = self._manager(ctx, "PatchOptions")
 
@@ -454,7 +485,7 @@ class RESTHandler:
         if len(body) > MAX_BODY_BYTES:
             raise errors.RequestEntityTooLarge(
                 f"Request entity too large: limit is {MAX_BODY_BYTES}")
-        dry_run = _dry_run(request.args)
+        dry_run = _dry_run(request.args, "PatchOptions")
         mode = _field_validation(request.args)
         try:
             config, duplicates = patch.decode_apply_patch(body)
@@ -598,7 +629,8 @@ class RESTHandler:
         if ctx.request.content_length:
             body = self.decode_delete_options(ctx)
         pre = body.get("preconditions") or {}
-        dry_run = _dry_run(ctx.request.args) or body.get("dryRun") == ["All"]
+        dry_run = _dry_run(ctx.request.args, "DeleteOptions",
+                           body.get("dryRun") if "dryRun" in body else None)
         name = ctx.info.name
         obj, deleted = self.store.delete(namespace, name,
                                          Preconditions(pre.get("uid", ""),
@@ -617,7 +649,8 @@ class RESTHandler:
     def delete_collection(self, ctx, namespace: str) -> Response:
         """Delete every object matching the selectors; answer with the list deleted."""
         body = self.decode_delete_options(ctx) if ctx.request.content_length else {}
-        dry_run = _dry_run(ctx.request.args) or body.get("dryRun") == ["All"]
+        dry_run = _dry_run(ctx.request.args, "DeleteOptions",
+                           body.get("dryRun") if "dryRun" in body else None)
         label_selector, field_selector = self.selectors(ctx.request.args)
         listed = self.store.list(namespace, label_selector, field_selector)
         deleted = []

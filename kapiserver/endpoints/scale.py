@@ -109,7 +109,8 @@ class ScaleHandler(RESTHandler):
 
     def _write(self, ctx, namespace: str, updated):
         name = ctx.info.name
-        dry_run = _dry_run(ctx.request.args)
+        dry_run = _dry_run(ctx.request.args,
+                           "UpdateOptions" if ctx.info.verb == "update" else "PatchOptions")
         chain = self.server.admission
 
         def mutate(current: dict) -> dict:

@@ -123,11 +123,36 @@ class Preconditions:
                                         f"{self.resource_version}, ResourceVersion in object "
                                         f"meta: {meta.get('resourceVersion', '')}")
 
+    def check_before_delete(self, spec, name: str, obj: dict) -> None:
+        """``rest.BeforeDelete``'s early check, worded as it words it: a conflict on the
+        kind (``ConfigMap``, ``Deployment.apps``), not the resource."""
+        meta = obj.get("metadata") or {}
+        kind = f"{spec.kind}.{spec.group}" if spec.group else spec.kind
+        details = errors.status_details(name, spec.group, spec.kind)
+        if self.uid and self.uid != meta.get("uid"):
+            raise errors.Conflict(
+                f"Operation cannot be fulfilled on {kind} {errors.go_quote(name)}: the UID in "
+                f"the precondition ({self.uid}) does not match the UID in record "
+                f"({meta.get('uid', '')}). The object might have been deleted and then "
+                "recreated", details)
+        if self.resource_version and self.resource_version != meta.get("resourceVersion"):
+            raise errors.Conflict(
+                f"Operation cannot be fulfilled on {kind} {errors.go_quote(name)}: the "
+                f"ResourceVersion in the precondition ({self.resource_version}) does not match "
+                f"the ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
+                "might have been modified", details)
+
 
 def _conflict(spec, name: str, reason: str) -> errors.Conflict:
     return errors.Conflict(f"Operation cannot be fulfilled on {spec.group_resource} "
                            f"{errors.go_quote(name)}: {reason}",
                            _details(spec, name))
+
+
+def _storage_error(key: str, message: str) -> str:
+    """A ``storage.NewInvalidObjError`` as its ``Error()`` prints it."""
+    return (f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+            f"AdditionalErrorMsg: {message}")
 
 
 def _details(spec, name: str) -> dict:
@@ -405,6 +430,12 @@ class RegistryStore:
         try:
             current = self.storage.get(key)
         except KeyNotFound:
+            if meta.get("uid"):
+                # The object's uid is a precondition (DefaultUpdatedObjectInfo), checked
+                # against the missing object's empty one before anything else.
+                raise _conflict(self.spec, name, _storage_error(
+                    key, f"Precondition failed: UID in precondition: {meta['uid']}, UID in "
+                         "object meta: ")) from None
             if not (force_allow_create or self.strategy.allow_create_on_update):
                 raise self._not_found(name) from None
             meta.pop("resourceVersion", None)
@@ -422,6 +453,10 @@ class RegistryStore:
         elif expected != str(current.mod_revision):
             raise _conflict(self.spec, name, OBJECT_MODIFIED)
         old = self.decode(current.value, current.mod_revision)
+        if meta.get("uid") and meta["uid"] != old["metadata"].get("uid"):
+            raise _conflict(self.spec, name, _storage_error(
+                key, f"Precondition failed: UID in precondition: {meta['uid']}, UID in object "
+                     f"meta: {old['metadata'].get('uid', '')}"))
         # As upstream decodes a PUT body: defaulted before anything else looks at it.
         self.strategy.apply_defaults(obj)
         if manage is not None:
@@ -534,7 +569,7 @@ class RegistryStore:
                 raise self._not_found(name) from None
             obj = self.decode(current.value, current.mod_revision)
             if preconditions:
-                preconditions.check(self.spec, name, obj)
+                preconditions.check_before_delete(self.spec, name, obj)
             if admit is not None:
                 admit(obj)
             meta = obj["metadata"]

@@ -64,8 +64,27 @@ class ResourceRoutes:
         if resources is None or not info.resource:
             return None
         if info.subresource:
-            return resources.get(f"{info.resource}/{info.subresource}")
-        return resources.get(info.resource)
+            handler = resources.get(f"{info.resource}/{info.subresource}")
+        else:
+            handler = resources.get(info.resource)
+        spec = getattr(handler, "spec", None)
+        if spec is not None and not spec.namespaced and _under_a_namespace(info):
+            return None  # upstream has no route for a cluster-scoped resource there
+        return handler
+
+
+#: What may follow ``namespaces/{name}`` in a namespace's own path (RequestInfo's
+#: ``namespaceSubresources``).
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+
+
+def _under_a_namespace(info) -> bool:
+    """True when the path names a resource below ``namespaces/{ns}/`` (not a namespace
+    itself, nor its ``status``/``finalize``)."""
+    segments = info.path.strip("/").split("/")
+    rest = segments[2:] if info.api_prefix == "api" else segments[3:]
+    return (len(rest) > 2 and rest[0] == "namespaces"
+            and rest[2] not in _NAMESPACE_SUBRESOURCES)
 
 
 def builtin_handlers(server, strategy, registry_class=None) -> dict[str, ResourceHandler]:
