@@ -470,3 +470,132 @@ def test_exec_attach_and_port_forward_need_a_host(api):
                   "address not allowed")
     assert_status(api.get(f"/api/v1/namespaces/{NS}/pods/a:b:c:d/proxy/", **ADMIN), 400,
                   "BadRequest", 'invalid pod request "a:b:c:d"')
+
+
+# -- kubelets: none at the node's address, or one that answers ------------------------------
+
+class FakeKubelet:
+    """An HTTPS server on loopback answering as a kubelet would: container logs, and 401
+    to stream upgrades from a client without credentials."""
+
+    def __init__(self, workdir: str):
+        import http.server
+        import ssl
+        import threading
+
+        from kapiserver.pki import PKI
+
+        pki = PKI(workdir)
+        pki.ensure_serving_cert(["127.0.0.1"])
+        self.requests = []
+        kubelet = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def answer(self, code: int, body: bytes):
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                kubelet.requests.append(("GET", self.path, dict(self.headers)))
+                if self.path.startswith("/containerLogs/"):
+                    self.answer(200, b"first line\nsecond line\n")
+                else:
+                    self.answer(404, b"404 page not found\n")
+
+            def do_POST(self):
+                kubelet.requests.append(("POST", self.path, dict(self.headers)))
+                self.answer(401, b"Unauthorized")
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(pki.serving_cert_file, pki.serving_key_file)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def node_at(api, name: str, addresses: list, port: int = 0) -> None:
+    created = api.request("POST", "/api/v1/nodes", json={
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}, **ADMIN)
+    assert created.status_code == 201, created.text
+    status = {"addresses": addresses, "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}
+    patched = api.request("PATCH", f"/api/v1/nodes/{name}/status",
+                          data=json.dumps({"status": status}),
+                          headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert patched.status_code == 200, patched.text
+
+
+def test_a_node_without_addresses_has_no_kubelet_to_ask(api):
+    exchange = json.loads((REFERENCE / "wide/kinds/pods-log.json").read_text())
+    node_at(api, "addressless", [])
+    create(api, "stranded")
+    assert bind(api, "stranded", "addressless").status_code == 201
+    response = api.get(f"{PODS}/stranded/log", **ADMIN)
+    assert (response.status_code, response.json()) == \
+        (exchange["response"]["status"], exchange["response"]["body"])
+    result = kubectl(api, "logs", "stranded")
+    assert result.stderr == "Error from server: no preferred addresses found; known " \
+                            "addresses: []\n"
+    result = kubectl(api, "exec", "stranded", "--", "ls")
+    assert result.stderr == "Error from server: no preferred addresses found; known " \
+                            "addresses: []\n"
+
+
+def test_a_kubelet_that_cannot_be_reached(api):
+    from kapiserver.testing import free_port
+
+    port = free_port()  # nothing listens there
+    node_at(api, "unreachable", [{"type": "Hostname", "address": "127.0.0.1"}], port)
+    create(api, "cut-off")
+    assert bind(api, "cut-off", "unreachable").status_code == 201
+    refused = f"dial tcp 127.0.0.1:{port}: connect: connection refused"
+    response = api.get(f"{PODS}/cut-off/log?tailLines=5&follow=true", **ADMIN)
+    assert (response.status_code, response.json()) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": f'Get "https://127.0.0.1:{port}/containerLogs/{NS}/cut-off/app?follow=true'
+                   f'&tailLines=5": {refused}', "code": 500})
+    assert_status(api.request("POST", f"{PODS}/cut-off/exec?command=ls&stdout=true", **ADMIN),
+                  400, "BadRequest", "Upgrade request required")
+    upgrade = api.request("POST", f"{PODS}/cut-off/exec?command=ls&stdout=true", headers={
+        "Connection": "Upgrade", "Upgrade": "SPDY/3.1",
+        "X-Stream-Protocol-Version": "v4.channel.k8s.io"}, **ADMIN)
+    assert upgrade.status_code == 500
+    assert upgrade.json()["message"] == f"error dialing backend: {refused}"
+    result = kubectl(api, "exec", "cut-off", "--", "ls")
+    assert result.stderr == f"Error from server: error dialing backend: {refused}\n"
+
+
+def test_a_kubelet_that_answers(api, tmp_path):
+    kubelet = FakeKubelet(str(tmp_path))
+    try:
+        node_at(api, "reachable", [{"type": "InternalIP", "address": "127.0.0.1"}],
+                kubelet.port)
+        create(api, "chatty")
+        assert bind(api, "chatty", "reachable").status_code == 201
+        result = kubectl(api, "logs", "chatty", "--tail=2")
+        assert (result.returncode, result.stdout) == (0, "first line\nsecond line\n")
+        assert ("GET", f"/containerLogs/{NS}/chatty/app?tailLines=2") in \
+            [(method, path) for method, path, _ in kubelet.requests]
+        # The kubelet refuses a stream from a client it does not know: its answer is
+        # passed on, as upstream's proxy passes it on.
+        result = kubectl(api, "exec", "chatty", "--", "ls")
+        assert result.returncode == 1
+        assert result.stderr == "error: unable to upgrade connection: Unauthorized\n"
+        method, path, headers = kubelet.requests[-1]
+        assert (method, path) == ("POST", f"/exec/{NS}/chatty/app?command=ls&error=1&output=1")
+        assert "Authorization" not in headers
+    finally:
+        kubelet.stop()

@@ -333,8 +333,20 @@ def is_upgrade_request(request) -> bool:
                for value in request.headers.getlist("Connection") for part in value.split(","))
 
 
+#: ``api.ExecStdinParam`` and friends: how the kubelet's query names the streams.
+_STREAM_PARAMS = (("stdin", "input"), ("stdout", "output"), ("stderr", "error"), ("tty", "tty"))
+_MAX_HEAD = 64 * 1024
+_DROPPED_REQUEST_HEADERS = ("authorization", "host", "content-length", "transfer-encoding")
+
+
 class StreamHandler:
-    """``pods/exec``, ``pods/attach`` or ``pods/portforward`` (a ``Connecter``)."""
+    """``pods/exec``, ``pods/attach`` or ``pods/portforward`` (a ``Connecter``).
+
+    The request must ask for an upgrade; it is dialled to the kubelet as upstream's
+    ``UpgradeAwareHandler`` dials it, and a kubelet that refuses it (this server holds no
+    kubelet client credentials) has its answer passed on. Relaying an upgraded stream is
+    beyond this server: a kubelet that accepts one is answered 503.
+    """
 
     def __init__(self, kubelets: Kubelets, kind: str):
         self.kubelets = kubelets
@@ -342,28 +354,73 @@ class StreamHandler:
         self.spec = subresource_spec(kind)
         self.verbs = self.spec.verbs
 
+    def kubelet_path(self, ctx, pod: dict, container: str) -> str:
+        """``streamLocation``/``PortForwardLocation``'s path and query."""
+        info, args = ctx.info, ctx.request.args
+        if self.kind == "portforward":
+            ports = [go_int([p]) for value in args.getlist("ports") for p in value.split(",")
+                     if p] if args.getlist("ports") else []
+            query = [("port", ",".join(str(p) for p in ports))] if ports else []
+            path = f"/portForward/{info.namespace}/{info.name}"
+        else:
+            query = sorted([(param, "1") for option, param in _STREAM_PARAMS
+                            if go_bool(args.getlist(option))] +
+                           ([("command", c) for c in args.getlist("command")]
+                            if self.kind == "exec" else []), key=lambda kv: kv[0])
+            path = f"/{self.kind}/{info.namespace}/{info.name}/{container}"
+        return path + (f"?{urllib.parse.urlencode(query)}" if query else "")
+
     def serve(self, ctx):
         info = ctx.info
         if info.verb not in self.verbs:
             raise errors.MethodNotAllowed()
         pod = self.kubelets.pod(info.namespace, info.name)
+        container = ""
         if self.kind != "portforward":
-            self.kubelets.container(pod, ctx.request.args.get("container", ""))
+            container = self.kubelets.container(pod, ctx.request.args.get("container", ""))
         if not _dict(pod.get("spec")).get("nodeName"):
             raise errors.BadRequest(f"pod {info.name} does not have a host assigned")
         host, port = self.kubelets.location(pod["spec"]["nodeName"])
+        path = self.kubelet_path(ctx, pod, container)
         if not is_upgrade_request(ctx.request):
             raise errors.BadRequest("Upgrade request required")
         try:
             sock = self.kubelets.connect(host, port)
         except OSError as err:
             raise errors.Unknown(f"error dialing backend: {err}") from None
-        sock.close()
-        # The kubelet answers; relaying an upgraded stream is not something this server
-        # does (it holds no kubelet client credentials either).
-        raise errors.ServiceUnavailable(
-            f"error dialing backend: streaming to the kubelet at {join_host_port(host, port)} "
-            "is not supported by this server")
+        try:
+            return self.relay(ctx, sock, host, port, path)
+        finally:
+            sock.close()
+
+    @staticmethod
+    def relay(ctx, sock, host: str, port: int, path: str):
+        """Send the upgrade request to the kubelet; pass on a refusal."""
+        lines = [f"{ctx.request.method} {path} HTTP/1.1", f"Host: {join_host_port(host, port)}"]
+        for key, value in ctx.headers.items():
+            lowered = key.lower()
+            if lowered in _DROPPED_REQUEST_HEADERS or lowered.startswith("impersonate-"):
+                continue
+            lines.append(f"{key}: {value}")
+        forwarded = ctx.request.remote_addr
+        if forwarded:
+            lines.append(f"X-Forwarded-For: {forwarded}")
+        sock.settimeout(DIAL_TIMEOUT)
+        try:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            response = http.client.HTTPResponse(sock, method=ctx.request.method)
+            response.begin()
+        except (OSError, http.client.HTTPException) as err:
+            raise errors.Unknown(str(err) or "unexpected EOF") from None
+        if response.status == 101:
+            raise errors.ServiceUnavailable(
+                f"the kubelet at {join_host_port(host, port)} accepted the stream, which this "
+                "server does not relay")
+        if response.status < 400:
+            raise errors.Unknown(f"invalid upgrade response: status code {response.status}")
+        body = response.read(_MAX_HEAD)
+        headers = [(k, v) for k, v in response.getheaders() if k.lower() not in _HOP_BY_HOP]
+        return Response(body, response.status, headers=headers)
 
 
 # -- proxy -------------------------------------------------------------------------------------
