@@ -8,6 +8,24 @@ to an integer is 0), and the printers' helpers (``labels.FormatLabels``,
 from __future__ import annotations
 
 from kapiserver.apimachinery import quantity as _quantity
+from kapiserver.registry.builtin_strategy import BuiltinStrategy
+
+
+class CoreStrategy(BuiltinStrategy):
+    """The strategies of these kinds: a ``BuiltinStrategy`` whose normalizing keeps the
+    object's ``metadata`` dict. The generic store keeps a reference to ``obj["metadata"]``
+    across defaulting and ``prepare_for_create`` (the uid, creationTimestamp, generation
+    and resourceVersion are set there), while ``BuiltinStrategy.normalize`` rebuilds the
+    whole object; normalizing into the same dict keeps what the store writes."""
+
+    def normalize(self, obj: dict) -> None:
+        meta = obj.get("metadata")
+        super().normalize(obj)
+        normalized = obj.get("metadata")
+        if isinstance(meta, dict) and isinstance(normalized, dict) and normalized is not meta:
+            meta.clear()
+            meta.update(normalized)
+            obj["metadata"] = meta
 
 
 def as_dict(value) -> dict:

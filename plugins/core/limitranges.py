@@ -17,9 +17,8 @@ from kapiserver.apimachinery.resource_validation import (is_overcommit_allowed,
                                                          validate_resource_name)
 from kapiserver.apimachinery.validation import is_qualified_name
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 
-from .kind_helpers import as_dict, as_list, as_str, resource_list, spec_of
+from .kind_helpers import CoreStrategy, as_dict, as_list, as_str, resource_list, spec_of
 
 LIMIT_RANGES = builtin_spec("", "v1", "limitranges")
 POD, CONTAINER, PERSISTENT_VOLUME_CLAIM = "Pod", "Container", "PersistentVolumeClaim"
@@ -185,7 +184,7 @@ def validate_limits(spec: dict, path: FieldPath = FieldPath("spec", "limits")) -
     return errs
 
 
-class LimitRangeStrategy(BuiltinStrategy):
+class LimitRangeStrategy(CoreStrategy):
     """``limitrange.Strategy``."""
 
     def set_defaults(self, obj):

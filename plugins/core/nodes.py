@@ -22,10 +22,10 @@ from kapiserver.apimachinery.validation import (is_config_map_key, is_valid_cidr
                                                 validate_label_name)
 from kapiserver.apis.core.validation.scheduling import validate_taint_effect
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
 
-from .kind_helpers import as_dict, as_list, as_str, meta_of, resource_list, spec_of, status_of
+from .kind_helpers import (CoreStrategy, as_dict, as_list, as_str, meta_of, resource_list, spec_of,
+                           status_of)
 
 NODES = builtin_spec("", "v1", "nodes", selectable_fields=("spec.unschedulable",))
 METADATA = FieldPath("metadata")
@@ -301,7 +301,7 @@ def _address(node: dict, kind: str) -> str:
     return "<none>"
 
 
-class NodeStrategy(BuiltinStrategy):
+class NodeStrategy(CoreStrategy):
     """``node.Strategy`` and its status strategy."""
 
     def name_validator(self):

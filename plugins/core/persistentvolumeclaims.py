@@ -32,11 +32,10 @@ from kapiserver.apimachinery.validation import (is_dns1123_label, is_dns1123_sub
                                                 is_qualified_name,
                                                 validate_core_object_meta_update)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
 
-from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, access_modes_text, as_dict, as_list,
-                           as_str, meta_of, parse_quantity, resource_list, spec_of,
+from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, CoreStrategy, access_modes_text, as_dict,
+                           as_list, as_str, meta_of, parse_quantity, resource_list, spec_of,
                            status_of)
 from .persistentvolumes import VOLUME_MODES, validate_access_modes, validate_class_name
 
@@ -372,7 +371,7 @@ def _drop_disabled_status_fields(new: dict, old: dict) -> None:
                 status.pop(key, None)
 
 
-class PersistentVolumeClaimStrategy(BuiltinStrategy):
+class PersistentVolumeClaimStrategy(CoreStrategy):
     """``persistentvolumeclaim.Strategy`` and its status strategy."""
 
     def set_defaults(self, obj):

@@ -18,13 +18,12 @@ from kapiserver.apimachinery.resource_validation import (validate_basic_resource
 from kapiserver.apimachinery.validation import name_is_dns_subdomain
 from kapiserver.apis.core.validation.scheduling import validate_node_selector
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
 from kapiserver.registry.store import now_rfc3339
 
-from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, access_modes_text, as_dict, as_list,
-                           as_str, meta_of, parse_quantity, resource_list, spec_diff, spec_of,
-                           status_of)
+from .kind_helpers import (BETA_STORAGE_CLASS_ANNOTATION, CoreStrategy, access_modes_text, as_dict,
+                           as_list, as_str, meta_of, parse_quantity, resource_list, spec_diff,
+                           spec_of, status_of)
 from .pv_sources import PV_SOURCES, host_path_is_root, set_source_defaults, validate_sources
 
 #: Upstream's GetAttrs also offers a legacy "name" field, which the default field label
@@ -213,7 +212,7 @@ def _drop_attributes_class(new: dict, old: dict | None) -> None:
         spec_of(new).pop("volumeAttributesClassName", None)
 
 
-class PersistentVolumeStrategy(BuiltinStrategy):
+class PersistentVolumeStrategy(CoreStrategy):
     """``persistentvolume.Strategy`` and its status strategy."""
 
     def set_defaults(self, obj):

@@ -7,16 +7,15 @@ The template gets the pod spec's defaults and validation (``ValidatePodTemplate`
 from kapiserver.apimachinery.field_errors import FieldPath
 from kapiserver.apimachinery.validation import validate_core_object_meta_update
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 
-from .kind_helpers import as_dict, container_cells, format_labels, meta_of
+from .kind_helpers import CoreStrategy, as_dict, container_cells, format_labels, meta_of
 from .templates import set_template_defaults, validate_template, validation_options
 
 PODTEMPLATES = builtin_spec("", "v1", "podtemplates")
 TEMPLATE = FieldPath("template")
 
 
-class PodTemplateStrategy(BuiltinStrategy):
+class PodTemplateStrategy(CoreStrategy):
     """``podtemplate.Strategy``."""
 
     has_generation = True

@@ -14,11 +14,11 @@ from kapiserver.apimachinery.labels import selector_from_set
 from kapiserver.apimachinery.validation import (validate_core_object_meta_update,
                                                 validate_nonnegative_field)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy, ScaleAccessor
+from kapiserver.registry.builtin_strategy import ScaleAccessor
 from kapiserver.registry.printers import age
 
-from .kind_helpers import (as_dict, as_int, container_cells, format_labels, meta_of, spec_of,
-                           status_of)
+from .kind_helpers import (CoreStrategy, as_dict, as_int, container_cells, format_labels, meta_of,
+                           spec_of, status_of)
 from .templates import set_template_defaults, validate_template_for_rc, validation_options
 
 REPLICATION_CONTROLLERS = builtin_spec("", "v1", "replicationcontrollers",
@@ -114,7 +114,7 @@ class ControllerScale(ScaleAccessor):
         return str(selector_from_set(as_dict(spec_of(obj).get("selector"))))
 
 
-class ReplicationControllerStrategy(BuiltinStrategy):
+class ReplicationControllerStrategy(CoreStrategy):
     """``replicationcontroller.Strategy`` and its status strategy."""
 
     has_generation = True

@@ -15,10 +15,9 @@ from kapiserver.apimachinery.resource_validation import (is_standard_quota_resou
 from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG,
                                                 validate_core_object_meta_update)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
 
-from .kind_helpers import as_dict, as_list, meta_of, resource_list, spec_of, status_of
+from .kind_helpers import CoreStrategy, as_dict, as_list, meta_of, resource_list, spec_of, status_of
 
 RESOURCE_QUOTAS = builtin_spec("", "v1", "resourcequotas")
 SPEC, STATUS = FieldPath("spec"), FieldPath("status")
@@ -184,7 +183,7 @@ def _usage_cells(status: dict) -> tuple[str, str]:
     return ", ".join(requests), ", ".join(limits)
 
 
-class ResourceQuotaStrategy(BuiltinStrategy):
+class ResourceQuotaStrategy(CoreStrategy):
     """``resourcequota.Strategy`` and its status strategy."""
 
     def set_defaults(self, obj):
