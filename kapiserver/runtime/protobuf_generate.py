@@ -21,13 +21,14 @@ import json
 import pathlib
 import sys
 
+from kapiserver.runtime import protobuf_schemas as schemas
 from kapiserver.runtime.protobuf_schemas import INLINE, KEEP
 from kapiserver.runtime.protobuf_sources import (
     MODULES, GenerateError, GoPackage, ProtoField, Source, parse_proto)
 
 MIRRORS = "/work/.mirror"
 TAG = "v0.32.13"
-OUTPUT = pathlib.Path(__file__).with_name("protobuf_messages.json")
+OUTPUT = pathlib.Path(schemas.DATA_FILE)
 
 META = "k8s.io/apimachinery/pkg/apis/meta/v1"
 #: Import path prefixes a table package follows: k8s.io/api/core/v1 is core/v1.

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
+import os
 
 KEEP = "keep"
 INLINE = "inline"
@@ -53,14 +53,15 @@ META_V1 = "meta/v1"
 # meta.k8s.io/v1; Status is always written with apiVersion "v1".
 META_GROUP_VERSION = "meta.k8s.io/v1"
 
-DATA_FILE = "protobuf_messages.json"
+DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protobuf_messages.json")
 
 
 @functools.cache
 def load() -> dict:
     """The tables of ``DATA_FILE``: ``{"MESSAGES": ..., "KINDS": ..., "META_KINDS": ...}``
     (read once; callers must not change them)."""
-    data = json.loads(resources.files(__package__).joinpath(DATA_FILE).read_text("utf-8"))
+    with open(DATA_FILE, encoding="utf-8") as file:
+        data = json.load(file)
     messages = {package: {name: {int(number): tuple(entry) for number, entry in fields.items()}
                           for name, fields in table.items()}
                 for package, table in data["messages"].items()}

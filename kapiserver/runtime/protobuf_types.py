@@ -8,7 +8,6 @@ import binascii
 import datetime
 import re
 
-from kapiserver.apimachinery import quantity
 from kapiserver.runtime.protobuf_wire import ProtobufError
 
 # -- metav1.Time and metav1.MicroTime ------------------------------------------------------
@@ -211,6 +210,9 @@ def canonical_quantity(value) -> str:
     form: ``1000m`` is ``"1"``). The one place the codec reads quantities: ``encode``,
     ``decode`` and ``normalize`` all call it. ``ProtobufError`` with upstream's text for
     what ``ParseQuantity`` refuses (``""`` among them)."""
+    # Imported on first use: the parser is not needed to start a server.
+    from kapiserver.apimachinery import quantity
+
     try:
         return quantity.from_json(value).canonical()
     except quantity.QuantityError as err:
