@@ -14,7 +14,7 @@ parent, a zero ``metav1.Time`` as ``null``, zero scalars only where the JSON tag
 Quantity in its canonical form (``1000m`` is ``"1"``).
 One exception: zero IntOrString, Quantity and Duration values under ``omitempty`` are left
 out (Go writes ``0``, ``"0"``, ``"0s"``), so defaulting sees an unset ``targetPort`` as
-unset.
+unset. ``normalize`` gives the same dict as ``decode(encode(obj))`` without the bytes.
 
 Messages are data (``protobuf_schemas``); ``Codec`` compiles them once.
 """
@@ -31,6 +31,7 @@ from kapiserver.runtime.protobuf_compile import (
     BOOL, BYTES, DOUBLE, DURATION, EXTRA_VALUE, INT32, INT64, INT_OR_STRING, MAP, MESSAGE,
     MICROTIME, OBJECT, QUANTITY, RAW_EXTENSION, REPEATED, SCHEMA_OR_ARRAY, SCHEMA_OR_BOOL,
     SCHEMA_OR_STRINGS, SINGLE, STRING, TIME, Field, Message, compile_messages)
+from kapiserver.runtime.protobuf_normalize import normalize_message
 from kapiserver.runtime.protobuf_types import (
     ZERO_TIME_SECONDS, base64_bytes, canonical_quantity, double_json, format_duration,
     format_time, parse_duration, parse_time, scalar_wire, varint_json)
@@ -39,7 +40,7 @@ from kapiserver.runtime.protobuf_wire import (
     put_varint, read_varint, skip_field, span_string, spans, sub_fields)
 
 __all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_watch_event",
-           "encode", "encode_watch_event", "known"]
+           "encode", "encode_watch_event", "known", "normalize"]
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -132,6 +133,19 @@ class Codec:
         # contentEncoding and contentType: empty, and written all the same (non-pointer).
         out += b"\x1a\x00\x22\x00"
         return bytes(out)
+
+    def normalize(self, obj: dict) -> dict:
+        """``decode(encode(obj))`` computed on the dict, without writing a byte: the JSON Go
+        writes after reading ``obj`` into its kind's type (Go's field order, unknown fields
+        dropped, empty fields by the rules above); ``ProtobufError`` as ``encode`` raises
+        it."""
+        if not isinstance(obj, dict):
+            raise ProtobufError(f"want an object, got {type(obj).__name__}")
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        message = self._lookup(api_version, kind)
+        out = {"kind": kind, "apiVersion": api_version}
+        out.update(normalize_message(self, message, obj))
+        return out
 
     # -- watch events --------------------------------------------------------------------------
 
@@ -574,6 +588,11 @@ def decode(data: bytes) -> dict:
 def encode(obj: dict) -> bytes:
     """The protobuf body of a JSON-form object; ``ProtobufError`` for an unknown kind."""
     return default_codec().encode(obj)
+
+
+def normalize(obj: dict) -> dict:
+    """A built-in object as Go writes it back after reading it (``Codec.normalize``)."""
+    return default_codec().normalize(obj)
 
 
 def known(api_version: str, kind: str) -> bool:
