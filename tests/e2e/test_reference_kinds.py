@@ -22,8 +22,8 @@ VOLATILE = "<volatile>"
 NOT_YET = {
     "pods", "replicationcontrollers", "podtemplates", "persistentvolumeclaims",
     "persistentvolumes", "limitranges", "deployments",
-    "replicasets", "statefulsets", "daemonsets", "controllerrevisions", "jobs", "cronjobs",
-    "ingresses", "networkpolicies",
+    "replicasets", "statefulsets", "daemonsets", "controllerrevisions", "ingresses",
+    "networkpolicies",
     "ingressclasses", "endpointslices", "storageclasses", "csidrivers", "runtimeclasses",
     "validatingadmissionpolicies", "certificatesigningrequests", "flowschemas",
     "prioritylevelconfigurations", "validatingwebhookconfigurations",
