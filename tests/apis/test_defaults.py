@@ -248,3 +248,15 @@ def test_malformed_members_do_not_raise():
     defaults.set_pod_defaults(pod)
     defaults.set_pod_template_spec_defaults({"spec": "nope"})
     defaults.set_pod_template_spec_defaults(None)
+
+
+@pytest.mark.parametrize("given, stored", [
+    ("123456789012345678901234567.0001", "123456789012345678901234567001m"),
+    ("-123456789012345678901234567.0001", "-123456789012345678901234567001m"),
+    ("123456789012345678901.5", "123456789012345678901500m"),
+    ("1e30", "1e30"),
+])
+def test_large_quantities_round_up_exactly(given, stored):
+    resources = {"memory": given}
+    defaults.set_resource_list_defaults(resources)
+    assert resources["memory"] == stored

@@ -60,10 +60,34 @@ def round_up_milli(value: _quantity.Quantity) -> _quantity.Quantity:
     zero to thousandths (``0.0001`` becomes ``1m``); others are kept as they are."""
     limit = _quantity.MAX_MILLI_VALUE
     if value.cmp_int64(limit) > 0 or value.cmp_int64(-limit) < 0:
-        return value  # beyond int64 thousandths: left exact rather than wrapped
+        return _round_up_large(value)
     milli = value.milli_value()
     rounded = _quantity.new_milli_quantity(milli, value.format or _quantity.DECIMAL_SI)
     return value if rounded.cmp(value) == 0 else rounded
+
+
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12,
+                     "P": 15, "E": 18}
+
+
+def _round_up_large(value: _quantity.Quantity) -> _quantity.Quantity:
+    # Beyond int64 thousandths Go holds an inf.Dec and rounds it exactly; so does this,
+    # from the exact canonical text of the value (binary forms are whole numbers here).
+    text = value.canonical()
+    if "e" in text:
+        digits, _, power = text.partition("e")
+        exponent, suffix = int(power), "e-3"
+    else:
+        digits = text.rstrip("numkMGTPE")
+        if text[len(digits):] not in _DECIMAL_SUFFIXES:
+            return value
+        exponent, suffix = _DECIMAL_SUFFIXES[text[len(digits):]], "m"
+    if exponent >= -3 or not digits.lstrip("-").isdigit():
+        return value
+    unit = 10 ** (-3 - exponent)
+    number = int(digits)
+    milli = (abs(number) + unit - 1) // unit * (1 if number >= 0 else -1)  # away from zero
+    return _quantity.parse(f"{milli}{suffix}")
 
 
 def set_resource_list_defaults(resources) -> None:
