@@ -599,3 +599,70 @@ def test_a_kubelet_that_answers(api, tmp_path):
         assert "Authorization" not in headers
     finally:
         kubelet.stop()
+
+
+# -- kubectl drain, with PodDisruptionBudgets --------------------------------------------------
+
+def running_on(api, name: str, node: str, labels: dict) -> None:
+    pod = manifest(name)
+    pod["metadata"]["labels"] = labels
+    assert api.request("POST", PODS, json=pod, **ADMIN).status_code == 201
+    assert bind(api, name, node).status_code == 201
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    patched = api.request("PATCH", f"{PODS}/{name}/status", data=json.dumps({"status": status}),
+                          headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert patched.status_code == 200, patched.text
+
+
+def budget(api, name: str, selector: dict, allowed: int) -> str:
+    path = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets"
+    created = api.request("POST", path, json={
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": selector}}}, **ADMIN)
+    assert created.status_code == 201, created.text
+    set_budget(api, name, allowed)
+    return f"{path}/{name}"
+
+
+def set_budget(api, name: str, allowed: int) -> None:
+    path = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/{name}/status"
+    status = {"observedGeneration": 1, "disruptionsAllowed": allowed, "currentHealthy": 2,
+              "desiredHealthy": 1, "expectedPods": 2}
+    patched = api.request("PATCH", path, data=json.dumps({"status": status}),
+                          headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert patched.status_code == 200, patched.text
+
+
+def test_kubectl_drain_evicts_within_the_disruption_budget(api):
+    node_at(api, "drained", [])
+    running_on(api, "guarded-a", "drained", {"drain": "x"})
+    running_on(api, "unguarded", "drained", {"drain": "y"})
+    pdb = budget(api, "drain-budget", {"drain": "x"}, allowed=0)
+
+    refused = api.request("POST", f"{PODS}/guarded-a/eviction", json={
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded-a"}},
+        **ADMIN)
+    assert_status(refused, 429, "TooManyRequests",
+                  "Cannot evict pod as it would violate the pod's disruption budget.",
+                  {"causes": [{"reason": "DisruptionBudget",
+                               "message": "The disruption budget drain-budget needs 1 healthy "
+                                          "pods and has 2 currently"}]})
+    result = api.kubectl("drain", "drained", "--force", "--grace-period=0", "--timeout=3s",
+                         timeout=60)
+    assert result.returncode == 1
+    assert "node/drained cordoned" in result.stdout
+    assert 'error when evicting pods/"guarded-a" -n "pods-e2e" (will retry after 5s): Cannot ' \
+           "evict pod as it would violate the pod's disruption budget." in result.stderr
+    assert api.get(f"{PODS}/unguarded", **ADMIN).status_code == 404
+    assert api.get("/api/v1/nodes/drained", **ADMIN).json()["spec"]["unschedulable"] is True
+
+    set_budget(api, "drain-budget", 1)
+    result = api.kubectl("drain", "drained", "--force", "--grace-period=0", "--timeout=20s",
+                         timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "pod/guarded-a evicted" in result.stdout and "node/drained drained" in result.stdout
+    status = api.get(pdb, **ADMIN).json()["status"]
+    assert status["disruptionsAllowed"] == 0 and list(status["disruptedPods"]) == ["guarded-a"]
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == \
+        [("DisruptionAllowed", "False", "InsufficientPods")]
+    assert api.kubectl("uncordon", "drained").returncode == 0

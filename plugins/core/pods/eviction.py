@@ -365,6 +365,8 @@ class EvictionHandler(CreateOnlyHandler):
         body_options = body_options if isinstance(body_options, dict) else None
         # propagateDryRun: the request's dryRun and the Eviction's must agree.
         body_dry_run = (body_options or {}).get("dryRun") or []
+        if body_dry_run:
+            _dry_run(ctx.request.args, "DeleteOptions", body_dry_run)
         if body_dry_run and query_dry_run and body_dry_run != query_dry_run:
             raise errors.Unknown(f"Non-matching dry-run options in request and content: "
                                  f"[{' '.join(query_dry_run)}] and "

@@ -61,12 +61,13 @@ class PodHandler(RESTHandler):
         if body is None:
             grace = args.get("gracePeriodSeconds")
             options = DeleteOptions(_go_int64(grace) if grace is not None else None)
-            return options, _dry_run(args), {}
+            return options, _dry_run(args, "DeleteOptions"), {}
         grace = body.get("gracePeriodSeconds")
         if grace is not None and _int(grace) is None:
             raise errors.BadRequest(f"json: cannot unmarshal {_json_type(grace)} into Go struct "
                                     "field DeleteOptions.gracePeriodSeconds of type int64")
-        dry_run = _dry_run(args) or body.get("dryRun") == ["All"]
+        dry_run = _dry_run(args, "DeleteOptions",
+                           body.get("dryRun") if "dryRun" in body else None)
         return DeleteOptions.from_body(body), dry_run, body
 
     def delete(self, ctx, namespace: str):
