@@ -243,6 +243,10 @@ def test_quantities_come_back_in_their_canonical_form():
     with pytest.raises(ProtobufError, match=r"spec.hard.cpu: quantities must match the "
                                             r"regular expression"):
         pb.encode(quota)
+    # A Quantity message without its string is the zero Quantity.
+    spec = b"\x0a\x07\x0a\x03cpu\x12\x00"  # ResourceQuotaSpec.hard: {"cpu": Quantity{}}
+    raw = b"\x0a\x00\x12" + bytes([len(spec)]) + spec
+    assert pb.decode(envelope("v1", "ResourceQuota", raw))["spec"] == {"hard": {"cpu": "0"}}
 
 
 def test_unset_pointers_without_omitempty_are_null():
