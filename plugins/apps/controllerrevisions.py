@@ -11,9 +11,9 @@ from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG,
                                                 validate_object_meta_update)
 from kapiserver.fieldmanager import ListTypes, for_kind
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 
 from . import workloads as w
+from .base import AppsStrategy
 
 CONTROLLERREVISIONS = builtin_spec("apps", "v1", "controllerrevisions")
 
@@ -42,7 +42,7 @@ def validate_controller_revision(obj: dict, validate_meta) -> list[FieldError]:
     return errs
 
 
-class ControllerRevisionStrategy(BuiltinStrategy):
+class ControllerRevisionStrategy(AppsStrategy):
     """``pkg/registry/apps/controllerrevision`` strategy: no status, no generation."""
 
     @functools.cached_property

@@ -9,9 +9,9 @@ from kapiserver.apimachinery.selector_validation import (go_label_selector,
                                                          validate_label_selector)
 from kapiserver.apimachinery.validation import validate_object_meta_update
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 
 from . import workloads as w
+from .base import AppsStrategy
 
 DAEMONSETS = builtin_spec("apps", "v1", "daemonsets")
 ROLLING_UPDATE, ON_DELETE = "RollingUpdate", "OnDelete"
@@ -146,9 +146,10 @@ def validate_daemon_set_status(status: dict, path: FieldPath) -> list[FieldError
             + w.nonnegative_if_set(status, "collisionCount", path))
 
 
-class DaemonSetStrategy(BuiltinStrategy):
+class DaemonSetStrategy(AppsStrategy):
     """``pkg/registry/apps/daemonset`` strategy."""
 
+    template_path = "spec.template"
     has_generation = True
 
     def set_defaults(self, obj):

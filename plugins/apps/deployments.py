@@ -7,9 +7,10 @@ from kapiserver.apimachinery.gosyntax import go_pointer, go_str, go_struct
 from kapiserver.apimachinery.selector_validation import go_label_selector
 from kapiserver.apimachinery.validation import validate_object_meta_update
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy, ScaleAccessor
+from kapiserver.registry.builtin_strategy import ScaleAccessor
 
 from . import workloads as w
+from .base import AppsStrategy
 
 DEPLOYMENTS = builtin_spec("apps", "v1", "deployments")
 ROLLING_UPDATE = "RollingUpdate"
@@ -115,18 +116,15 @@ def validate_deployment_status(status: dict, path: FieldPath) -> list[FieldError
     return errs
 
 
-class DeploymentStrategy(BuiltinStrategy):
+class DeploymentStrategy(AppsStrategy):
     """``pkg/registry/apps/deployment`` strategy."""
 
+    template_path = "spec.template"
     has_generation = True
     scale = ScaleAccessor()
 
     def set_defaults(self, obj):
         set_deployment_defaults(obj)
-
-    def on_create(self, obj):
-        # PrepareForCreate: the status is cleared (and printed as {}).
-        obj["status"] = {}
 
     def spec_changed(self, new, old):
         # Annotations are copied to the ReplicaSets, so they bump the generation too.

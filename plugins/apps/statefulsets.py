@@ -13,9 +13,10 @@ from kapiserver.apimachinery.validation import (name_is_dns_label, validate_nonn
 from kapiserver.apis.core.defaults import (set_persistent_volume_claim_spec_defaults,
                                           set_resource_list_defaults)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy, ScaleAccessor
+from kapiserver.registry.builtin_strategy import ScaleAccessor
 
 from . import workloads as w
+from .base import AppsStrategy
 
 STATEFULSETS = builtin_spec("apps", "v1", "statefulsets")
 ORDERED_READY, PARALLEL = "OrderedReady", "Parallel"
@@ -196,9 +197,10 @@ def validate_stateful_set_status(status: dict, path: FieldPath) -> list[FieldErr
     return errs
 
 
-class StatefulSetStrategy(BuiltinStrategy):
+class StatefulSetStrategy(AppsStrategy):
     """``pkg/registry/apps/statefulset`` strategy."""
 
+    template_path = "spec.template"
     has_generation = True
     scale = ScaleAccessor()
 

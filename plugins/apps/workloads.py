@@ -73,12 +73,9 @@ def set_template_defaults(spec: dict) -> None:
 def pod_validation_options(new_template: dict, old_template: dict | None = None):
     """``pod.GetValidationOptionsFromPodTemplate``: what the pod template may keep because
     the old one had it."""
-    from kapiserver.apis.core import validation as core_validation
+    from kapiserver.apis.core.validation import pod_template_validation_options
 
-    derive = getattr(core_validation, "validation_options_from_pod_template", None)
-    if derive is not None:
-        return derive(new_template, old_template)
-    return core_validation.PodValidationOptions()
+    return pod_template_validation_options(new_template, old_template)
 
 
 def allow_invalid_selector_values(opts, old_selector) -> object:
@@ -87,16 +84,13 @@ def allow_invalid_selector_values(opts, old_selector) -> object:
     if not label_selector_has_invalid_label_value(old_selector if isinstance(old_selector, dict)
                                                   else None):
         return opts
-    if dataclasses.is_dataclass(opts) and any(
-            f.name == "allow_invalid_label_value_in_selector" for f in dataclasses.fields(opts)):
-        return dataclasses.replace(opts, allow_invalid_label_value_in_selector=True)
-    return opts
+    return dataclasses.replace(opts, allow_invalid_label_value_in_selector=True)
 
 
 def label_selector_options(opts) -> LabelSelectorValidationOptions:
     """The label selector options a pod template's options imply."""
-    return LabelSelectorValidationOptions(allow_invalid_label_value=bool(
-        getattr(opts, "allow_invalid_label_value_in_selector", False)))
+    return LabelSelectorValidationOptions(
+        allow_invalid_label_value=opts.allow_invalid_label_value_in_selector)
 
 
 def validate_selector(spec: dict, path: FieldPath, kind_word: str) -> list[FieldError]:
@@ -174,16 +168,14 @@ def validate_pod_template_for_replica_set(template: dict, selector, path: FieldP
 def validate_template_metadata(template: dict, path: FieldPath, opts) -> list[FieldError]:
     """What StatefulSets check of their template: labels, annotations and the
     pod-specific annotations, not the pod spec (``ValidatePodTemplateSpecForStatefulSet``)."""
-    from kapiserver.apis.core import validation as core_validation
+    from kapiserver.apis.core.validation.pod import validate_pod_specific_annotations
 
     meta = as_dict(template.get("metadata"))
     annotations = as_dict(meta.get("annotations"))
     errs = validate_labels(as_dict(meta.get("labels")), path.child("labels"))
     errs += validate_annotations(annotations, path.child("annotations"))
-    specific = getattr(core_validation, "validate_pod_specific_annotations", None)
-    if specific is not None:
-        errs += specific(annotations, as_dict(template.get("spec")), path.child("annotations"),
-                         opts)
+    errs += validate_pod_specific_annotations(annotations, as_dict(template.get("spec")),
+                                              path.child("annotations"), opts)
     return errs
 
 

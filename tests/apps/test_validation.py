@@ -177,7 +177,7 @@ def test_replicaset_validation_and_update(kinds):
         "immutable"]
 
 
-def test_replicaset_selectable_fields_and_cells(kinds):
+def test_replicaset_get_attrs_and_cells(kinds):
     rs = kinds["replicasets"].strategy
     obj = stored(kinds, "replicasets", body("ReplicaSet", replicas=3))
     obj["status"] = {"replicas": 2, "readyReplicas": 1}

@@ -21,8 +21,8 @@ VOLATILE = "<volatile>"
 #: starts to match must leave this set).
 NOT_YET = {
     "pods", "replicationcontrollers", "podtemplates", "persistentvolumeclaims",
-    "persistentvolumes", "limitranges", "deployments",
-    "replicasets", "statefulsets", "daemonsets", "controllerrevisions", "ingresses",
+    "persistentvolumes", "limitranges",
+    "ingresses",
     "networkpolicies",
     "ingressclasses", "endpointslices", "storageclasses", "csidrivers", "runtimeclasses",
     "validatingadmissionpolicies", "certificatesigningrequests", "flowschemas",
