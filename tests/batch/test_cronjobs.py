@@ -47,7 +47,7 @@ def test_create_fills_what_upstream_fills(strategy):
     assert "labels" not in obj["metadata"]
 
 
-def test_the_transcripts_invalid_cronjob(strategy, core_validation):
+def test_the_transcripts_invalid_cronjob(strategy):
     exchange = transcript("cronjobs-invalid.json")
     obj = created(strategy, exchange["request"]["body"])
     body = exchange["response"]["body"]
@@ -94,7 +94,7 @@ def test_time_zone(time_zone, messages):
     assert texts(validate_time_zone(time_zone, FieldPath("spec", "timeZone"))) == messages
 
 
-def test_spec_errors(strategy, core_validation):
+def test_spec_errors(strategy):
     body = cronjob(name="c" * 53, schedule="", concurrencyPolicy="Sometimes",
                    startingDeadlineSeconds=-1, successfulJobsHistoryLimit=-2,
                    job_spec={"selector": {"matchLabels": {"a": "b"}}, "manualSelector": True,
@@ -117,13 +117,13 @@ def test_spec_errors(strategy, core_validation):
         f'metadata.name: Invalid value: "{"c" * 53}": must be no more than 52 characters']
 
 
-def test_a_job_template_must_not_restart_always(strategy, core_validation):
+def test_a_job_template_must_not_restart_always(strategy):
     errors = texts(strategy.validate(created(strategy, cronjob(restart="Always"))))
     assert errors == ['spec.jobTemplate.spec.template.spec.restartPolicy: Required value: '
                       'valid values: "OnFailure", "Never"']
 
 
-def test_updates(strategy, core_validation):
+def test_updates(strategy):
     old = created(strategy, cronjob(name="c" * 60, schedule="TZ=UTC 0 * * * *"))
     new = copy.deepcopy(old)
     new["spec"]["schedule"] = "CRON_TZ=UTC 5 * * * *"

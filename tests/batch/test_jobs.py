@@ -111,14 +111,14 @@ def test_spec_defaults(strategy, spec, expected):
 
 # -- validation ----------------------------------------------------------------------------------
 
-def test_the_transcripts_invalid_job(strategy, core_validation):
+def test_the_transcripts_invalid_job(strategy):
     exchange = transcript("jobs-invalid.json")
     obj = created(strategy, exchange["request"]["body"])
     assert [e.to_cause() for e in strategy.validate(obj)] == \
         exchange["response"]["body"]["details"]["causes"]
 
 
-def test_a_created_job_is_valid(strategy, core_validation):
+def test_a_created_job_is_valid(strategy):
     assert texts(strategy.validate(created(strategy, job()))) == []
 
 
@@ -159,11 +159,11 @@ def test_a_created_job_is_valid(strategy, core_validation):
      "Never", "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "
               "[]int32{3, 1, 1}: must be ordered"),
 ])
-def test_spec_errors(strategy, core_validation, spec, restart, message):
+def test_spec_errors(strategy, spec, restart, message):
     assert message in texts(strategy.validate(created(strategy, job(restart=restart, **spec))))
 
 
-def test_a_selector_that_is_not_the_generated_one(strategy, core_validation):
+def test_a_selector_that_is_not_the_generated_one(strategy):
     body = job(selector={"matchLabels": {"app": "web"}},
                template={"metadata": {"labels": {"app": "web"}},
                          "spec": {"containers": CONTAINERS, "restartPolicy": "Never"}})
@@ -173,7 +173,7 @@ def test_a_selector_that_is_not_the_generated_one(strategy, core_validation):
         ", MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` not auto-generated"]
 
 
-def test_a_template_label_that_contradicts_the_job(strategy, core_validation):
+def test_a_template_label_that_contradicts_the_job(strategy):
     body = job(template={"metadata": {"labels": {"job-name": "other"}},
                          "spec": {"containers": CONTAINERS, "restartPolicy": "Never"}})
     errors = texts(strategy.validate(created(strategy, body, uid="u1")))
@@ -183,14 +183,14 @@ def test_a_template_label_that_contradicts_the_job(strategy, core_validation):
         '"controller-uid":"u1", "job-name":"other"}: must be \'j1\'']
 
 
-def test_a_manual_job_needs_a_selector(strategy, core_validation):
+def test_a_manual_job_needs_a_selector(strategy):
     errors = texts(strategy.validate(created(strategy, job(manualSelector=True))))
     assert errors == ["spec.selector: Required value",
                       "spec.template.metadata.labels: Invalid value: map[string]string(nil): "
                       "`selector` does not match template `labels`"]
 
 
-def test_an_indexed_job_needs_hostnames_that_are_dns_labels(strategy, core_validation):
+def test_an_indexed_job_needs_hostnames_that_are_dns_labels(strategy):
     body = job(name="a" * 60, completionMode="Indexed", completions=1000)
     assert ("metadata.name: Invalid value: \"" + "a" * 60 + "\": will not able to create pod "
             "with invalid DNS label: " + "a" * 60 + "-999") in \
@@ -199,7 +199,7 @@ def test_an_indexed_job_needs_hostnames_that_are_dns_labels(strategy, core_valid
 
 # -- updates -------------------------------------------------------------------------------------
 
-def test_what_a_job_may_not_change(strategy, core_validation):
+def test_what_a_job_may_not_change(strategy):
     old = created(strategy, job(), uid="u1")
     new = copy.deepcopy(old)
     new["spec"]["completions"] = 3
@@ -212,7 +212,7 @@ def test_what_a_job_may_not_change(strategy, core_validation):
     assert "spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable" in errors
 
 
-def test_a_job_scales_parallelism_and_suspends(strategy, core_validation):
+def test_a_job_scales_parallelism_and_suspends(strategy):
     old = created(strategy, job(), uid="u1")
     new = copy.deepcopy(old)
     new["spec"]["parallelism"] = 5
@@ -222,7 +222,7 @@ def test_a_job_scales_parallelism_and_suspends(strategy, core_validation):
     assert strategy.spec_changed(new, old)
 
 
-def test_a_suspended_job_that_never_ran_may_move_its_pods(strategy, core_validation):
+def test_a_suspended_job_that_never_ran_may_move_its_pods(strategy):
     old = created(strategy, job(suspend=True), uid="u1")
     new = copy.deepcopy(old)
     new["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "b"}
