@@ -14,12 +14,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from kapiserver.apimachinery.field_errors import OMIT, FieldError, FieldPath, GoValue
+from kapiserver.apimachinery.field_errors import OMIT, FieldError, FieldPath, GoValue, go_quote
 from kapiserver.apimachinery.gosyntax import (go_pointer, go_slice, go_str, go_string_map,
                                               go_struct)
 from kapiserver.apimachinery.labels import SelectorError, selector_from_label_selector
 from kapiserver.apimachinery.selector_validation import (LabelSelectorValidationOptions,
                                                          go_label_selector,
+                                                         label_selector_has_invalid_label_value,
                                                          validate_label_selector)
 from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG, go_time,
                                                 is_dns1123_label, is_dns1123_subdomain,
@@ -27,6 +28,7 @@ from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG, go_ti
                                                 validate_nonnegative_field)
 
 from . import podtemplates
+from .cron import atoi
 
 SPEC = FieldPath("spec")
 STATUS = FieldPath("status")
@@ -80,8 +82,6 @@ def as_str(value) -> str:
 
 def _go_list(values) -> str:
     """A ``[]string`` as ``%q`` prints it in a detail: ``["a" "b"]``."""
-    from kapiserver.apimachinery.field_errors import go_quote
-
     return "[" + " ".join(go_quote(v) for v in values) + "]"
 
 
@@ -137,10 +137,6 @@ def _selects(selector, labels: dict) -> bool | None:
 
 def _parse_index_interval(text: str, completions: int) -> tuple[int, int]:
     """``parseIndexInterval``; ``ValueError`` with upstream's message."""
-    from kapiserver.apimachinery.field_errors import go_quote
-
-    from .cron import atoi
-
     limits = text.split("-")
     if len(limits) > 2:
         raise ValueError(f"the fragment {go_quote(text)} violates the requirement that an "
@@ -669,9 +665,6 @@ def validate_job_spec_update(spec: dict, old_spec: dict, opts: JobValidationOpti
 
 def update_options(job: dict, old: dict, pod_opts) -> JobValidationOptions:
     """``validationOptionsForJob`` for an update."""
-    from kapiserver.apimachinery.selector_validation import \
-        label_selector_has_invalid_label_value
-
     old_spec = as_dict(old.get("spec"))
     old_labels = as_dict(as_dict(as_dict(old_spec.get("template")).get("metadata")).get("labels"))
     return JobValidationOptions(
