@@ -666,3 +666,62 @@ def test_kubectl_drain_evicts_within_the_disruption_budget(api):
     assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == \
         [("DisruptionAllowed", "False", "InsufficientPods")]
     assert api.kubectl("uncordon", "drained").returncode == 0
+
+
+# -- proxy ------------------------------------------------------------------------------------
+
+def _global_ipv4() -> str | None:
+    """An address of this host that upstream would proxy to (not loopback): the source
+    address of a route out (connecting a UDP socket sends nothing)."""
+    import ipaddress
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    ip = ipaddress.ip_address(address)
+    return None if ip.is_loopback or ip.is_unspecified or ip.is_link_local else address
+
+
+def test_proxy_forwards_to_the_pods_ip(api, tmp_path):
+    import http.server
+    import threading
+
+    address = _global_ipv4()
+    if address is None:
+        pytest.skip("this host has no address but loopback, which upstream never proxies to")
+    (tmp_path / "hello.txt").write_text("hello from the pod\n")
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer((address, 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        create(api, "served", containers=[{"name": "app", "image": "nginx",
+                                           "ports": [{"containerPort": port}]}])
+        patched = api.request("PATCH", f"{PODS}/served/status", data=json.dumps(
+            {"status": {"podIP": address, "podIPs": [{"ip": address}]}}),
+            headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+        assert patched.status_code == 200, patched.text
+        response = api.get(f"{PODS}/served/proxy/hello.txt", **ADMIN)
+        assert (response.status_code, response.text) == (200, "hello from the pod\n")
+        named = api.get(f"{PODS}/http:served:{port}/proxy/hello.txt", **ADMIN)
+        assert named.text == "hello from the pod\n"
+        missing = api.get(f"{PODS}/served/proxy/nope", **ADMIN)
+        assert missing.status_code == 404
+        closed = server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+    refused = api.get(f"{PODS}/served/proxy/hello.txt", **ADMIN)
+    assert (refused.status_code, refused.json()["message"]) == \
+        (500, f"dial tcp {address}:{closed}: connect: connection refused")

@@ -80,6 +80,29 @@ def dial_error(host: str, port, err: BaseException) -> str:
     return f"dial tcp {address}: connect: {reason}"
 
 
+def tls_error(err: BaseException) -> str:
+    """The text of Go's TLS client error for a failed handshake."""
+    reason = getattr(err, "reason", "") or ""
+    if reason in ("WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE"):
+        return "tls: first record does not look like a TLS handshake"
+    if isinstance(err, (ConnectionResetError, BrokenPipeError)) or "EOF" in str(err):
+        return "EOF"
+    return f"remote error: tls: {reason.lower().replace('_', ' ') or err}"
+
+
+def tls_client(sock: socket.socket, host: str) -> socket.socket:
+    """``sock`` wrapped in TLS without verifying the peer (an insecure transport's);
+    ``OSError`` carries Go's words for a failed handshake."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        return context.wrap_socket(sock, server_hostname=host)
+    except OSError as err:
+        sock.close()
+        raise OSError(tls_error(err)) from None
+
+
 def go_bool(values: list[str]) -> bool:
     """A query boolean as upstream's conversion reads it: anything but 0/f/false/n/no."""
     if not values:
@@ -164,14 +187,7 @@ class Kubelets:
             sock = socket.create_connection((host, port), timeout)
         except OSError as err:
             raise OSError(dial_error(host, port, err)) from None
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        try:
-            return context.wrap_socket(sock, server_hostname=host)
-        except OSError as err:
-            sock.close()
-            raise OSError(f"remote error: {err}") from None
+        return tls_client(sock, host)
 
 
 # -- pods/log -------------------------------------------------------------------------------------
@@ -491,10 +507,10 @@ class ProxyHandler:
         except OSError as err:
             raise errors.Unknown(dial_error(host, port_number, err)) from None
         if scheme == "https":
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-            sock = context.wrap_socket(sock, server_hostname=host)
+            try:
+                sock = tls_client(sock, host)
+            except OSError as err:
+                raise errors.Unknown(str(err)) from None
         conn = http.client.HTTPConnection(host, port_number)
         conn.sock = sock
         try:
