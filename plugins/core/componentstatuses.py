@@ -23,7 +23,8 @@ from kapiserver import errors
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.printers import NAME_COLUMN
 
-COMPONENT_STATUSES = builtin_spec("", "v1", "componentstatuses")
+#: Nothing is stored: discovery names no storage version hash, as upstream's.
+COMPONENT_STATUSES = builtin_spec("", "v1", "componentstatuses", storage_version_hash="")
 DEPRECATION_WARNING = "v1 ComponentStatus is deprecated in v1.19+"
 #: ``probeTimeOut``.
 PROBE_TIMEOUT = 20.0
