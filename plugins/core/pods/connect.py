@@ -226,6 +226,9 @@ class LogHandler:
         elif options["sinceSeconds"] is not None and options["sinceSeconds"] < 1:
             problems.append(FieldError.invalid(FieldPath("sinceSeconds"),
                                                options["sinceSeconds"], "must be greater than 0"))
+        if "stream" in args:
+            # PodLogsQuerySplitStreams is alpha (off) in 1.32.
+            problems.append(FieldError.forbidden(FieldPath("stream"), "may not be specified"))
         if problems:
             raise new_invalid("PodLogOptions", "", name, problems)
         return options
