@@ -208,3 +208,102 @@ def test_semantic_equality_treats_nil_and_empty_alike():
     assert gocmp.semantic_equal(t, (None, None, None), ([], {}, None))
     assert not gocmp.semantic_equal(t, (None, None, None), (None, None, 0))
     assert gocmp.diff(t, (None, None, None), ([], {}, None)) != ""
+
+
+# -- long strings: go-cmp's own report examples -------------------------------------------------
+
+def _string_report(x, y):
+    return report(gocmp.diff(STRING_T, x, y))
+
+
+def test_all_lines_differ():
+    lines = ["d5c14bdf6bac81c27afc5429500ed750", "25483503b557c606dad4f144d27ae10b",
+             "90bdbcdbb6ea7156068e3dcfb7459244", "978f480a6e3cced51e297fbff9a506b7"]
+    x = "".join(line + "\n" for line in lines)
+    y = "".join("X" + line + "\n" for line in lines)
+    assert _string_report(x, y) == "  strings.Join({\n" + "".join(
+        f'+ \t"X",\n  \t"{line}\\n",\n' for line in lines) + '  }, "")\n'
+
+
+def test_short_json_is_triple_quoted():
+    x = '{\n\t"id": 1,\n\t"foo": true,\n\t"bar": true,\n}'
+    y = '{\n\t"id": 1434180,\n\t"foo": true,\n\t"bar": true,\n}'
+    assert _string_report(x, y) == (
+        "  (\n"
+        '  \t"""\n'
+        "  \t{\n"
+        '- \t\t"id": 1,\n'
+        '+ \t\t"id": 1434180,\n'
+        '  \t\t"foo": true,\n'
+        '  \t\t"bar": true,\n'
+        "  \t}\n"
+        '  \t"""\n'
+        "  )\n")
+
+
+def test_surrounding_equal_elements():
+    parts = [("a", "aa", "2 11"), ("a", "bb", "2 21"), ("b", "cc", "1 21"), ("a", "dd", "3 31")]
+    prefix = "org-4747474747474747,bucket-4242424242424242:m,tag1="
+    x = "".join(f"{prefix}{t1},tag2={t2},#=_value _value={v}\t" for t1, t2, v in parts)
+    y = "".join(f"{prefix}{t1},tag2={t2} _value={v}\t" for t1, t2, v in parts)
+    x += f"{prefix}c,#=_value _value=4 41\t"
+    y += f"{prefix}c _value=4 41\t"
+    assert _string_report(x, y) == (
+        "  strings.Join({\n"
+        '  \t"org-4747474747474747,bucket-4242424242424242:m,tag1=a,tag2=aa",\n'
+        '- \t",#=_value",\n'
+        "  \t` _value=2 11\torg-4747474747474747,bucket-4242424242424242:m,tag1`,\n"
+        '  \t"=a,tag2=bb",\n'
+        '- \t",#=_value",\n'
+        "  \t` _value=2 21\torg-4747474747474747,bucket-4242424242424242:m,tag1`,\n"
+        '  \t"=b,tag2=cc",\n'
+        '- \t",#=_value",\n'
+        "  \t` _value=1 21\torg-4747474747474747,bucket-4242424242424242:m,tag1`,\n"
+        '  \t"=a,tag2=dd",\n'
+        '- \t",#=_value",\n'
+        "  \t` _value=3 31\torg-4747474747474747,bucket-4242424242424242:m,tag1`,\n"
+        '  \t"=c",\n'
+        '- \t",#=_value",\n'
+        "  \t` _value=4 41\t`,\n"
+        '  }, "")\n')
+
+
+def test_string_differences_are_limited():
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    x = "".join(ch + "\n" for ch in letters)
+    y = "".join((ch * 2 if i % 2 == 0 else ch) + "\n" for i, ch in enumerate(letters))
+    text = _string_report(x, y)
+    assert text.startswith('  (\n  \t"""\n- \ta\n+ \taa\n  \tb\n- \tc\n+ \tcc\n')
+    assert text.endswith("- \tE\n+ \tEE\n"
+                         "  \t... // 12 identical, 10 removed, and 10 inserted lines\n"
+                         '  \t"""\n  )\n')
+
+
+def test_a_one_element_slice_is_shown_whole_as_removed_and_inserted():
+    from kapiserver.apis.core import gotypes
+    old = {"containers": [{"name": "c", "image": "i", "args": [
+        "--config=/etc/app/config.yaml --verbose --log-level=info"]}]}
+    new = {"containers": [{"name": "c", "image": "i", "args": [
+        "--config=/etc/app/config.yaml --verbose --log-level=debug"]}]}
+    text = report(gotypes.pod_spec_diff(old, new))
+    assert ('- \t\t\tArgs:       []string{"--config=/etc/app/config.yaml --verbose'
+            ' --log-level=info"},\n') in text
+    assert ('+ \t\t\tArgs:       []string{"--config=/etc/app/config.yaml --verbose'
+            ' --log-level=debug"},\n') in text
+
+
+def test_long_strings_inside_a_pod_spec_diff():
+    from kapiserver.apis.core import gotypes
+    old = {"containers": [{"name": "c", "image": "i", "args": [
+        "-v", "--config=/etc/app/config.yaml --verbose --log-level=info"]}]}
+    new = {"containers": [{"name": "c", "image": "i", "args": [
+        "-v", "--config=/etc/app/config.yaml --verbose --log-level=debug"]}]}
+    text = report(gotypes.pod_spec_diff(old, new))
+    assert ("  \t\t\tArgs: []string{\n"
+            '  \t\t\t\t"-v",\n'
+            "  \t\t\t\tstrings.Join({\n"
+            '  \t\t\t\t\t"--config=/etc/app/config.yaml --verbose --log-level=",\n'
+            '- \t\t\t\t\t"info",\n'
+            '+ \t\t\t\t\t"debug",\n'
+            '  \t\t\t\t}, ""),\n'
+            "  \t\t\t},\n") in text

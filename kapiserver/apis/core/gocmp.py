@@ -10,13 +10,14 @@ JSON with the Go type layout of :mod:`kapiserver.apis.core.gotypes`.
 go-cmp deliberately varies two things between processes: the indentation uses regular or
 no-break spaces (U+00A0), and slices are aligned searching forward or backward first.
 kube-apiserver's answer in the reference transcripts uses no-break spaces; this module does
-too, and searches forward first (go-cmp's deterministic mode). go-cmp's specialised diff of
-long strings and of slices of numbers is not reproduced: such values print as whole
-removed and inserted values instead.
+too, and searches forward first (go-cmp's deterministic mode). Long strings and slices of
+numbers get go-cmp's specialised chunked diff (``strings.Join({...}, "")``, and
+triple-quoted blocks for lined text).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -751,6 +752,8 @@ def format_diff(opts: Options, node: Node):
         opts = opts.with_verbosity(1)
     elif opts.verbosity() < 3:
         opts = opts.with_verbosity(3)
+    if can_format_diff_slice(opts, node):
+        return format_diff_slice(opts, node)
     t = node.type
     if node.max_depth == 0:
         mode = opts.diff_mode
@@ -884,7 +887,9 @@ def _format_diff_list(opts: Options, records: list, t: GoType):
             remaining = remaining[equal:]
             continue
         for key, node in remaining[:stats.num_diff()]:
-            if node.num_children == node.max_depth:
+            if can_format_diff_slice(opts, node):
+                out.append(Record(format_diff_slice(opts, node), key=_format_key(t, key)))
+            elif node.num_children == node.max_depth:
                 outx = format_diff(opts.with_(diff_mode=DIFF_REMOVED), node)
                 outy = format_diff(opts.with_(diff_mode=DIFF_INSERTED), node)
                 i = 0
@@ -905,6 +910,312 @@ def _format_diff_list(opts: Options, records: list, t: GoType):
     if not max_group.is_zero():
         out.append_ellipsis(max_group)
     return TextWrap("{", out, "}")
+
+
+# -- long strings and slices of numbers (report_slices.go) -----------------------------------------
+
+_INT_BITS = {"int8": 8, "uint8": 8, "byte": 8, "int16": 16, "uint16": 16, "int32": 32,
+             "uint32": 32}
+
+
+def can_format_diff_slice(opts: Options, node: Node) -> bool:
+    """``CanFormatDiffSlice``: a differing string of 32 bytes or more, or a differing
+    slice of numbers or bools (mostly different, or of 32 elements or more)."""
+    if opts.diff_mode != DIFF_UNKNOWN or node.num_diff == 0:
+        return False
+    x, y, t = node.vx, node.vy, node.type
+    if x is MISSING or y is MISSING or node.num_compared > 1:
+        return False
+    if node.num_compared == 1 and t.named:
+        return False
+    if t.kind == STRING:
+        return len(_bytes(x)) >= 32 and len(_bytes(y)) >= 32
+    if t.kind != SLICE or t.elem.kind not in (INT, BOOL, FLOAT) or x is None or y is None:
+        return False
+    if not x or not y:
+        return False
+    if node.num_diff > node.num_same:
+        return True
+    return len(x) >= 32 and len(y) >= 32
+
+
+def _bytes(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _bool_script(x, y) -> list[int]:
+    # diff.Difference with diff.BoolResult: equal is {NumSame: 1}, unequal {NumDiff: 2}
+    same, different = _Result(1, 0), _Result(0, 2)
+    return difference(len(x), len(y), lambda ix, iy: same if x[ix] == y[iy] else different)
+
+
+class _Result:
+    __slots__ = ("num_same", "num_diff")
+
+    def __init__(self, num_same: int, num_diff: int):
+        self.num_same, self.num_diff = num_same, num_diff
+
+
+def _dist(edits: list[int]) -> int:
+    return sum(1 for e in edits if e != IDENTITY)
+
+
+def _is_print_or_space(ch: str) -> bool:
+    return ch.isprintable() or ch.isspace()
+
+
+def format_diff_slice(opts: Options, node: Node):
+    """``FormatDiffSlice``: a chunked diff of two strings or slices of numbers."""
+    t, x, y = node.type, node.vx, node.vy
+    records = None
+    delim = ""
+    mostly_text = False
+    if t.kind == STRING:
+        bx, by = _bytes(x), _bytes(y)
+        total = valid = lines = last_line = max_line = 0
+        index = 0
+        for ch in x + y:
+            total += 1
+            if _is_print_or_space(ch) and ch != "\ufffd" and not 0xDC80 <= ord(ch) <= 0xDCFF:
+                valid += 1
+            if ch == "\n":
+                max_line = max(max_line, index - last_line)
+                last_line = index + 1
+                lines += 1
+            index += len(_bytes(ch))
+        pure_text = valid == total
+        mostly_text = valid > math.floor(0.90 * total)
+        lined = pure_text and lines >= 4 and max_line <= 1024
+        if lined:
+            lx, ly = x.split("\n"), y.split("\n")
+            es_lines, es_bytes = _bool_script(lx, ly), _bool_script(bx, by)
+            efficiency_lines = _dist(es_lines) / len(es_lines)
+            efficiency_bytes = _dist(es_bytes) / len(es_bytes)
+            expansion = len(_bytes(go_quote(x + y))) / (len(bx) + len(by))
+            lined = efficiency_lines < 4 * efficiency_bytes or expansion > 1.1
+        if lined:
+            records = _format_diff_chunks(opts, lx, ly, 1, "line",
+                                          lambda v, d: Record(TextLine(format_string(v[0])), d))
+            delim = "\n"
+            triple = _triple_quoted(opts, records, t)
+            if triple is not None:
+                return triple
+        elif mostly_text:
+            records = _format_diff_chunks(
+                opts, bx, by, 64, "byte",
+                lambda v, d: Record(TextLine(format_string(_text(bytes(v)))), d))
+        else:
+            records = _format_diff_chunks(
+                opts, bx, by, 16, "byte",
+                lambda v, d: Record(TextLine(", ".join(f"0x{b:02x}" for b in v)), d,
+                                    comment=f"{chr(d)}|{_ascii(bytes(v))}|"))
+    else:
+        kind = t.elem.kind
+        if kind == BOOL:
+            chunk = 16
+        else:
+            chunk = {8: 16, 16: 12, 32: 8}.get(_INT_BITS.get(t.elem.name, 64), 8)
+        records = _format_diff_chunks(
+            opts, x, y, chunk, t.elem.name.split(".")[-1] if not t.elem.named else kind,
+            lambda v, d: Record(TextLine(", ".join(_primitive(t.elem, e) for e in v)), d))
+    out = TextWrap("{", records, "}")
+    if not mostly_text:
+        if t.kind == STRING:
+            opts = opts.with_(type_mode=EMIT_TYPE)
+        return format_type(opts, t, out)
+    out = TextWrap("strings.Join(", out, f", {go_quote(delim)})")
+    if t.named:
+        out = format_type(opts, t, out)
+    return out
+
+
+def _primitive(t: GoType, value) -> str:
+    if t.kind == BOOL:
+        return "true" if value else "false"
+    if t.kind == FLOAT:
+        return repr(value)
+    return str(value)
+
+
+def _ascii(data: bytes) -> str:
+    return "".join(chr(b) if 0x20 <= b <= 0x7E else "." for b in data)
+
+
+def _triple_quoted(opts: Options, records: TextList, t: GoType):
+    # The """ block of lined text, unless a line would make it ambiguous.
+    triple = True
+    removed: set[str] = set()
+    inserted: set[str] = set()
+    block = TextList([Record(TextLine('"""'), elide_comma=True)])
+    for record in records:
+        if not record.value.equal(TEXT_ELLIPSIS):
+            line = _unquote(str(record.value))
+            line = line[:-1] if line.endswith("\r") else line
+            line = line[1:] if line.startswith("\r") else line
+            normalized = "".join(ch for ch in line if not ch.isspace())
+            triple = (not line.startswith('"""') and not line.startswith("...")
+                      and all(ch.isprintable() or ch == "\t" for ch in line))
+            if record.diff == DIFF_REMOVED:
+                triple = triple and normalized not in inserted
+                removed.add(normalized)
+            elif record.diff == DIFF_INSERTED:
+                triple = triple and normalized not in removed
+                inserted.add(normalized)
+            if not triple:
+                break
+            record = Record(TextLine(line), record.diff, record.key, True, record.comment)
+        if record.diff not in (DIFF_REMOVED, DIFF_INSERTED):
+            removed, inserted = set(), set()
+        block.append(record)
+    if not triple:
+        return None
+    last = block[-1]
+    if last.diff == DIFF_IDENTICAL and isinstance(last.value, TextLine) and not last.value:
+        block.pop()
+    block.append(Record(TextLine('"""'), elide_comma=True))
+    out = TextWrap("(", block, ")")
+    if t.named:
+        out = format_type(opts, t, out)
+    return out
+
+
+def _unquote(text: str) -> str:
+    if text.startswith("`"):
+        return text[1:-1]
+    import json
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text[1:-1]
+
+
+def _format_diff_chunks(opts: Options, x, y, chunk: int, name: str, make) -> TextList:
+    """``formatDiffSlice``: the edit script of ``x`` and ``y`` printed in chunks."""
+    def eq(ix: int, iy: int) -> bool:
+        return x[ix] == y[iy]
+
+    edits = _bool_script(x, y)
+    records = TextList()
+
+    def append_chunks(values, mode: int) -> int:
+        for start in range(0, len(values), chunk):
+            records.append(make(values[start:start + chunk], mode))
+        return len(values)
+
+    num_diffs = 0
+    max_len = -1
+    if opts.limit_verbosity:
+        max_len = (1 << opts.verbosity()) << 2
+        opts = opts.with_(verbosity_level=opts.verbosity_level - 1)
+    groups = _coalesce_edits(name, edits)
+    groups = _coalesce_intervening(groups, chunk // 4)
+    groups = _cleanup_surrounding(groups, eq)
+    max_group = DiffStats(name)
+    for index, stats in enumerate(groups):
+        if max_len >= 0 and num_diffs >= max_len:
+            max_group = max_group.append(stats)
+            continue
+        if stats.num_diff() == 0:
+            lo = hi = 0
+            equal = stats.ignored + stats.identical
+            while lo < chunk * NUM_CONTEXT_RECORDS and lo + hi < equal and index != 0:
+                lo += 1
+            while hi < chunk * NUM_CONTEXT_RECORDS and lo + hi < equal and \
+                    index != len(groups) - 1:
+                hi += 1
+            if equal - (lo + hi) <= chunk and stats.ignored == 0:
+                hi = equal - lo
+            append_chunks(x[:lo], DIFF_IDENTICAL)
+            if equal > lo + hi:
+                stats.identical -= lo + hi
+                records.append_ellipsis(stats)
+            append_chunks(x[equal - hi:equal], DIFF_IDENTICAL)
+            x, y = x[equal:], y[equal:]
+            continue
+        before = len(records)
+        nx = append_chunks(x[:stats.identical + stats.removed + stats.modified], DIFF_REMOVED)
+        x = x[nx:]
+        ny = append_chunks(y[:stats.identical + stats.inserted + stats.modified], DIFF_INSERTED)
+        y = y[ny:]
+        num_diffs += len(records) - before
+    if not max_group.is_zero():
+        records.append_ellipsis(max_group)
+    return records
+
+
+def _coalesce_edits(name: str, edits: list[int]) -> list[DiffStats]:
+    groups: list[DiffStats] = []
+    previous = ""
+    for edit in edits:
+        mode = "=" if edit == IDENTITY else "!"
+        if mode != previous:
+            groups.append(DiffStats(name))
+            previous = mode
+        stats = groups[-1]
+        if edit == IDENTITY:
+            stats.identical += 1
+        elif edit == UNIQUE_X:
+            stats.removed += 1
+        elif edit == UNIQUE_Y:
+            stats.inserted += 1
+        else:
+            stats.modified += 1
+    return groups
+
+
+def _coalesce_intervening(groups: list[DiffStats], window: int) -> list[DiffStats]:
+    out: list[DiffStats] = []
+    for stats in groups:
+        if len(out) >= 2 and stats.num_diff() > 0:
+            previous, current = out[-2], out[-1]
+            had_x, had_y = previous.removed > 0, previous.inserted > 0
+            has_x, has_y = stats.removed > 0, stats.inserted > 0
+            if (had_x or has_x) and (had_y or has_y) and current.identical <= window:
+                out[-2] = previous.append(current).append(stats)
+                out.pop()
+                continue
+        out.append(stats)
+    return out
+
+
+def _cleanup_surrounding(groups: list[DiffStats], eq) -> list[DiffStats]:
+    ix = iy = 0
+    for index, stats in enumerate(groups):
+        if stats.num_diff() == 0:
+            ix += stats.identical
+            iy += stats.identical
+            continue
+        nx = stats.identical + stats.removed + stats.modified
+        ny = stats.identical + stats.inserted + stats.modified
+        leading = trailing = 0
+        while leading < nx and leading < ny and eq(ix + leading, iy + leading):
+            leading += 1
+        while trailing < nx and trailing < ny and eq(ix + nx - 1 - trailing,
+                                                      iy + ny - 1 - trailing):
+            trailing += 1
+        if leading + trailing > 0:
+            # Go prepends or appends a group for spans at the ends in deferred functions
+            # whose change to the result never reaches the caller; so those spans stay here.
+            if leading > 0 and index - 1 >= 0:
+                groups[index - 1].identical += leading
+                ix += leading
+                iy += leading
+            else:
+                leading = 0
+            if trailing > 0 and index + 1 < len(groups):
+                groups[index + 1].identical += trailing
+            else:
+                trailing = 0
+            nx -= leading + trailing
+            ny -= leading + trailing
+            groups[index] = DiffStats(stats.name, removed=nx, inserted=ny)
+        ix += nx
+        iy += ny
+    return groups
 
 
 def diff(t: GoType, x: Any, y: Any) -> str:
