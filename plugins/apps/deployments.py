@@ -137,6 +137,9 @@ class DeploymentStrategy(AppsStrategy):
         opts = w.pod_validation_options(w.template_of(spec))
         return super().validate(obj) + validate_deployment_spec(spec, FieldPath("spec"), opts)
 
+    def warnings_on_create(self, obj):
+        return w.name_warnings(obj)
+
     def validate_update(self, new, old):
         spec, old_spec = w.spec_of(new), w.spec_of(old)
         opts = w.pod_validation_options(w.template_of(spec), w.template_of(old_spec))

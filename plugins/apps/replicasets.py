@@ -67,6 +67,9 @@ class ReplicaSetStrategy(AppsStrategy):
         opts = w.pod_validation_options(w.template_of(spec))
         return super().validate(obj) + validate_replica_set_spec(spec, FieldPath("spec"), opts)
 
+    def warnings_on_create(self, obj):
+        return w.name_warnings(obj)
+
     def validate_update(self, new, old):
         # ValidateReplicaSet, ValidateReplicaSetUpdate (which checks the spec again), and
         # the selector's immutability: upstream's ValidateUpdate, repeats included.

@@ -17,9 +17,9 @@ from kapiserver.apimachinery.selector_validation import (LabelSelectorValidation
                                                          go_label_selector,
                                                          label_selector_has_invalid_label_value,
                                                          validate_label_selector)
-from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG, is_valid_percent,
-                                                validate_annotations, validate_labels,
-                                                validate_nonnegative_field)
+from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG, is_dns1123_label,
+                                                is_valid_percent, validate_annotations,
+                                                validate_labels, validate_nonnegative_field)
 from kapiserver.apis.core.defaults import set_pod_template_spec_defaults
 from kapiserver.registry.printers import age
 
@@ -267,6 +267,18 @@ def collision_count_decremented(new_status: dict, old_status: dict,
         return [FieldError.invalid(path.child("collisionCount"), as_int(new),
                                    "cannot be decremented")]
     return []
+
+
+# -- warnings -------------------------------------------------------------------------------
+
+def name_warnings(obj: dict) -> list[str]:
+    """The warning Deployments and ReplicaSets give a name that is no DNS label: their pods
+    are named after them and take it as hostname."""
+    messages = is_dns1123_label(as_dict(obj.get("metadata")).get("name") or "")
+    if not messages:
+        return []
+    return ["metadata.name: this is used in Pod names and hostnames, which can result in "
+            f"surprising behavior; a DNS label is recommended: [{' '.join(messages)}]"]
 
 
 # -- Table cells ----------------------------------------------------------------------------

@@ -194,6 +194,15 @@ def test_statefulset_names_are_dns_labels(kinds):
     assert errors_of(kinds, "deployments", body("Deployment", name="a.b")) == []
 
 
+def test_deployment_and_replicaset_names_should_be_dns_labels(kinds):
+    for resource, kind in (("deployments", "Deployment"), ("replicasets", "ReplicaSet")):
+        strategy = kinds[resource].strategy
+        assert strategy.warnings_on_create(body(kind, name="web")) == []
+        assert strategy.warnings_on_create(body(kind, name="a.b")) == [
+            "metadata.name: this is used in Pod names and hostnames, which can result in "
+            "surprising behavior; a DNS label is recommended: [must not contain dots]"]
+
+
 def test_statefulset_spec_errors(kinds):
     obj = body("StatefulSet", podManagementPolicy="Random",
                updateStrategy={"type": "OnDelete", "rollingUpdate": {"partition": 1}},
