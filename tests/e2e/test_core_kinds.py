@@ -440,6 +440,27 @@ def test_quota_status_and_table(api):
                   "immutable")
 
 
+def test_status_writes_through_kubectl(api):
+    patched = api.kubectl("patch", "quota", "quota", "--subresource=status", "--type=merge",
+                          "-p", '{"status":{"used":{"pods":"4"}},"spec":{"hard":{"pods":"1"}}}')
+    assert patched.returncode == 0, patched.stderr
+    quota = get(api, f"{NS}/resourcequotas/quota")
+    assert (quota["status"]["used"]["pods"], quota["spec"]["hard"]["pods"]) == ("4", "10")
+    node = api.kubectl("patch", "node", "worker-1", "--subresource=status", "--type=merge",
+                       "-p", '{"status":{"addresses":[{"type":"Hostname","address":"w1"}]}}')
+    assert node.returncode == 0, node.stderr
+    assert get(api, "/api/v1/nodes/worker-1")["status"]["addresses"] == [
+        {"type": "Hostname", "address": "w1"}]
+
+
+def test_scale_through_the_python_client(api):
+    rcs = core(api)
+    scale = rcs.patch_namespaced_replication_controller_scale("web", "default",
+                                                              {"spec": {"replicas": 2}})
+    assert (scale.spec.replicas, scale.status.selector) == (2, "app=web")
+    assert rcs.read_namespaced_replication_controller("web", "default").spec.replicas == 2
+
+
 def test_template_changes_bump_the_generation(api):
     patched = api.kubectl("patch", "podtemplate", "tmpl", "-p",
                           '{"template":{"metadata":{"labels":{"app":"other"}}}}')
