@@ -9,7 +9,8 @@ from kapiserver.apimachinery.validation import validate_core_object_meta_update
 from kapiserver.registry.builtin import builtin_spec
 
 from .kind_helpers import CoreStrategy, as_dict, container_cells, format_labels, meta_of
-from .templates import set_template_defaults, validate_template, validation_options
+from .templates import (drop_disabled_template_fields, set_template_defaults,
+                        validate_template, validation_options)
 
 PODTEMPLATES = builtin_spec("", "v1", "podtemplates")
 TEMPLATE = FieldPath("template")
@@ -25,6 +26,12 @@ class PodTemplateStrategy(CoreStrategy):
         if not isinstance(obj.get("template"), dict):
             obj["template"] = {}
         set_template_defaults(obj["template"])
+
+    def on_create(self, obj):
+        drop_disabled_template_fields(obj.get("template"))
+
+    def on_update(self, new, old):
+        drop_disabled_template_fields(new.get("template"), old.get("template"))
 
     def validate(self, obj):
         template = as_dict(obj.get("template"))

@@ -19,7 +19,8 @@ from kapiserver.registry.printers import age
 
 from .kind_helpers import (CoreStrategy, as_dict, as_int, container_cells, format_labels, meta_of,
                            spec_of, status_of)
-from .templates import set_template_defaults, validate_template_for_rc, validation_options
+from .templates import (drop_disabled_template_fields, set_template_defaults,
+                        validate_template_for_rc, validation_options)
 
 REPLICATION_CONTROLLERS = builtin_spec("", "v1", "replicationcontrollers",
                                        selectable_fields=("status.replicas",))
@@ -122,6 +123,13 @@ class ReplicationControllerStrategy(CoreStrategy):
 
     def set_defaults(self, obj):
         set_controller_defaults(obj)
+
+    def on_create(self, obj):
+        drop_disabled_template_fields(spec_of(obj).get("template"))
+
+    def on_update(self, new, old):
+        drop_disabled_template_fields(spec_of(new).get("template"),
+                                      spec_of(old).get("template"))
 
     def validate(self, obj):
         template = spec_of(obj).get("template")

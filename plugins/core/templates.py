@@ -16,6 +16,17 @@ def set_template_defaults(template: dict) -> None:
     set_pod_template_spec_defaults(template)
 
 
+def drop_disabled_template_fields(template, old_template=None) -> None:
+    """``DropDisabledTemplateFields``: fields of features off in 1.32 leave the template's
+    pod spec unless the stored template already uses them."""
+    from .pods.disabled import drop_disabled_pod_spec_fields
+
+    if isinstance(template, dict):
+        old_spec = old_template.get("spec") if isinstance(old_template, dict) else None
+        drop_disabled_pod_spec_fields(template.get("spec"),
+                                      old_spec if isinstance(old_spec, dict) else None)
+
+
 def validation_options(new: dict | None, old: dict | None = None):
     """``pod.GetValidationOptionsFromPodTemplate``: what a template may keep because the
     old one already had it."""

@@ -143,3 +143,21 @@ def test_non_convertible_selectors_cannot_change():
     assert texts(STRATEGY.validate_update(new, old)) == [
         'spec.selector: Invalid value: map[string]string{"app":"web", "v":"2"}: cannot update '
         "non-convertible selector"]
+
+
+def test_fields_of_disabled_features_leave_new_templates():
+    resize = [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]
+    obj = defaulted({"template": template({"app": "web"})})
+    obj["spec"]["template"]["spec"]["containers"][0]["resizePolicy"] = resize
+    STRATEGY.on_create(obj)
+    assert "resizePolicy" not in obj["spec"]["template"]["spec"]["containers"][0]
+    old = defaulted({"template": template({"app": "web"})})
+    old["spec"]["template"]["spec"]["containers"][0]["resizePolicy"] = resize
+    new = defaulted({"template": template({"app": "web"})})
+    new["spec"]["template"]["spec"]["containers"][0]["resizePolicy"] = resize
+    STRATEGY.on_update(new, old)  # kept: the stored template already uses it
+    assert new["spec"]["template"]["spec"]["containers"][0]["resizePolicy"] == resize
+    pod_template = {"metadata": {"name": "pt"}, "template": template({"a": "b"})}
+    pod_template["template"]["spec"]["containers"][1]["resizePolicy"] = resize
+    PodTemplateStrategy(PODTEMPLATES).on_create(pod_template)
+    assert "resizePolicy" not in pod_template["template"]["spec"]["containers"][1]
