@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy, StatusStrategy
+from kapiserver.registry.builtin_strategy import StatusStrategy
 from kapiserver.registry.strategy import Strategy
 
+from ..kind_helpers import CoreStrategy
 from . import disabled, table
 
 #: Fields ``fieldSelector`` may name on pods (the core group's field-label conversion);
@@ -52,21 +53,9 @@ def check_graceful_delete(pod: dict, grace_period) -> int:
     return 1 if period < 0 else period
 
 
-class PodStrategy(BuiltinStrategy):
+class PodStrategy(CoreStrategy):
     """``podStrategy``: defaults, ``PrepareForCreate``/``PrepareForUpdate``, validation,
     selectable fields, the Table and graceful deletion."""
-
-    def normalize(self, obj: dict) -> None:
-        # The store holds on to obj["metadata"] across defaulting and preparation (it sets
-        # uid and creationTimestamp there): normalize into that same dict.
-        meta = obj.get("metadata")
-        super().normalize(obj)
-        if isinstance(meta, dict) and isinstance(obj.get("metadata"), dict) and \
-                obj["metadata"] is not meta:
-            normalized = obj["metadata"]
-            meta.clear()
-            meta.update(normalized)
-            obj["metadata"] = meta
 
     def set_defaults(self, obj: dict) -> None:
         from kapiserver.apis.core.defaults import set_pod_defaults
