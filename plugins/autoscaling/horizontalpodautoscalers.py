@@ -19,8 +19,8 @@ from kapiserver.apimachinery.validation import (is_dns1123_label, validate_nonne
                                                 validate_path_segment_name)
 from kapiserver.registry import builtin
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
+from kapiserver_plugins.apps.base import AppsStrategy
 
 from . import conversion
 
@@ -453,8 +453,9 @@ def _min_replicas_lower_bound(old: dict | None) -> int:
     return 0 if old is not None and _spec(old).get("minReplicas") == 0 else 1
 
 
-class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
-    """``autoscalerStrategy`` and ``autoscalerStatusStrategy`` for the v2 form."""
+class HorizontalPodAutoscalerStrategy(AppsStrategy):
+    """``autoscalerStrategy`` and ``autoscalerStatusStrategy`` for the v2 form
+    (``AppsStrategy`` for its normalizing, which keeps the metadata dict the store holds)."""
 
     def set_defaults(self, obj):
         set_v2_defaults(obj)
@@ -489,7 +490,7 @@ class HorizontalPodAutoscalerStrategy(BuiltinStrategy):
         return table_cells(obj)
 
 
-class HorizontalPodAutoscalerV1Strategy(BuiltinStrategy):
+class HorizontalPodAutoscalerV1Strategy(AppsStrategy):
     """autoscaling/v1's view of the stored v2 objects: every rule is the v2 strategy's,
     applied to the object converted to v2 (``conversion``)."""
 
@@ -509,8 +510,14 @@ class HorizontalPodAutoscalerV1Strategy(BuiltinStrategy):
 
     @staticmethod
     def _replace(obj: dict, new: dict) -> None:
+        """``obj`` becomes ``new``, in its own dicts: the store holds on to its metadata."""
+        meta = obj.get("metadata")
         obj.clear()
         obj.update(new)
+        if isinstance(meta, dict) and isinstance(new.get("metadata"), dict):
+            meta.clear()
+            meta.update(new["metadata"])
+            obj["metadata"] = meta
 
     # -- storage form --
 

@@ -18,8 +18,8 @@ from kapiserver.apimachinery.validation import (validate_core_object_meta,
                                                 validate_core_object_meta_update,
                                                 validate_nonnegative_field)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
+from kapiserver_plugins.apps.base import AppsStrategy
 
 from . import cron, podtemplates
 from .job_validation import as_dict, as_list, as_str, validate_job_spec_fields
@@ -172,10 +172,12 @@ def cronjob_table_cells(obj: dict) -> list:
             format_label_selector(job_spec.get("selector"))]
 
 
-class CronJobStrategy(BuiltinStrategy):
-    """``cronJobStrategy`` and ``cronJobStatusStrategy``."""
+class CronJobStrategy(AppsStrategy):
+    """``cronJobStrategy`` and ``cronJobStatusStrategy`` (a workload's strategy: field
+    ownership of its job template's pod template as upstream's)."""
 
     has_generation = True
+    template_path = "spec.jobTemplate.spec.template"
 
     def set_defaults(self, obj):
         set_cronjob_defaults(obj)

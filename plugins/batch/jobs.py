@@ -21,9 +21,9 @@ from kapiserver.apimachinery.labels import SelectorError, selector_from_label_se
 from kapiserver.apimachinery.validation import (is_dns1123_label, validate_core_object_meta,
                                                 validate_core_object_meta_update)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age, human_duration
 from kapiserver.registry.store import RegistryStore
+from kapiserver_plugins.apps.base import AppsStrategy
 
 from . import job_validation as validation
 from . import podtemplates
@@ -215,10 +215,12 @@ def job_table_cells(job: dict, now: float | None = None) -> list:
 
 # -- the strategy ------------------------------------------------------------------------------
 
-class JobStrategy(BuiltinStrategy):
-    """``jobStrategy`` and ``jobStatusStrategy``."""
+class JobStrategy(AppsStrategy):
+    """``jobStrategy`` and ``jobStatusStrategy`` (a workload's strategy: field ownership of
+    its pod template as upstream's)."""
 
     has_generation = True
+    template_path = "spec.template"
 
     def apply_defaults(self, obj):
         self.normalize(obj)

@@ -22,8 +22,8 @@ from kapiserver.apimachinery.validation import (is_valid_percent, validate_nonne
                                                 validate_object_meta_update,
                                                 validate_path_segment_name)
 from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import age
+from kapiserver_plugins.apps.base import AppsStrategy
 
 PDBS = builtin_spec("policy", "v1", "poddisruptionbudgets")
 #: ``policy.PDBV1beta1Label``: marks the selectors that kept v1beta1's meaning of "empty".
@@ -160,8 +160,9 @@ def go_int_value(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-class PodDisruptionBudgetStrategy(BuiltinStrategy):
-    """``podDisruptionBudgetStrategy`` and its status strategy."""
+class PodDisruptionBudgetStrategy(AppsStrategy):
+    """``podDisruptionBudgetStrategy`` and its status strategy (``AppsStrategy`` for its
+    normalizing, which keeps the metadata dict the store holds)."""
 
     has_generation = True
 

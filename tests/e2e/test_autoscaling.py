@@ -75,6 +75,7 @@ def test_a_v1_object_gets_v2s_defaults(api):
             "metadata": {"name": "old-style"},
             "spec": {"scaleTargetRef": REF, "maxReplicas": 3}}
     made = api.request("POST", V1, json=body, **ADMIN).json()
+    assert made["metadata"]["resourceVersion"] and made["metadata"]["uid"]
     assert made["spec"] == {"scaleTargetRef": REF, "minReplicas": 1, "maxReplicas": 3,
                             "targetCPUUtilizationPercentage": 80}
     v2 = api.get(f"{V2}/old-style", **ADMIN).json()
