@@ -270,19 +270,21 @@ class Evictor:
                 options.resource_version = updated["metadata"]["resourceVersion"]
         self.pods.delete(namespace, name, None, dry_run, None, options=options)
 
-    def evict(self, namespace: str, name: str, options: DeleteOptions, dry_run: bool) -> dict:
-        """Evict pod ``name``; returns the Status to answer with."""
+    def evict_without_budget(self, namespace: str, name: str, options: DeleteOptions,
+                             dry_run: bool) -> dict | None:
+        """Delete the pod at once if it may go without asking its budget (retrying
+        conflicts unless the request set a resourceVersion); the pod otherwise."""
         retry_conflicts = not options.resource_version
-        pod = None
         for attempt in range(RETRY_STEPS):
             if attempt:
                 _sleep()
             pod = self.pods.get(namespace, name)
             if not can_ignore_pdb(pod):
-                break
+                return pod
             attempt_options = DeleteOptions(options.grace_period, options.uid,
                                             options.resource_version)
             if should_enforce_resource_version(pod) and not options.resource_version:
+                # Not racing with anything that would make the pod count for its budget.
                 attempt_options.resource_version = pod["metadata"]["resourceVersion"]
             try:
                 self.add_condition_and_delete(namespace, name, attempt_options, dry_run)
@@ -290,10 +292,14 @@ class Evictor:
                 if retry_conflicts and attempt + 1 < RETRY_STEPS:
                     continue
                 raise
-            return success_status()
-        else:
-            raise AssertionError("unreachable")
+            return None
+        return None
 
+    def evict(self, namespace: str, name: str, options: DeleteOptions, dry_run: bool) -> dict:
+        """Evict pod ``name``; returns the Status to answer with."""
+        pod = self.evict_without_budget(namespace, name, options, dry_run)
+        if pod is None:
+            return success_status()
         budgets = self.budgets(pod)
         if len(budgets) > 1:
             # Upstream answers a failed Status as the create's result (HTTP 201).
