@@ -8,6 +8,7 @@ from kapiserver.apimachinery.gosyntax import go_pointer, go_str, go_struct
 from kapiserver.apimachinery.selector_validation import (go_label_selector,
                                                          validate_label_selector)
 from kapiserver.apimachinery.validation import validate_object_meta_update
+from kapiserver.apis.core.validation import validate_pod_template_spec
 from kapiserver.registry.builtin import builtin_spec
 
 from . import workloads as w
@@ -114,8 +115,6 @@ def validate_update_strategy(strategy: dict, path: FieldPath) -> list[FieldError
 def validate_daemon_set_spec(spec: dict, path: FieldPath, opts) -> list[FieldError]:
     """``ValidateDaemonSetSpec``. A missing selector is not "required" here: it selects
     nothing, so the template's labels do not match it."""
-    from kapiserver.apis.core.validation import validate_pod_template_spec
-
     selector_value = spec.get("selector")
     errs = validate_label_selector(selector_value if isinstance(selector_value, dict) else None,
                                    w.label_selector_options(opts),

@@ -21,6 +21,10 @@ from kapiserver.apimachinery.validation import (FIELD_IMMUTABLE_ERROR_MSG, is_dn
                                                 is_valid_percent, validate_annotations,
                                                 validate_labels, validate_nonnegative_field)
 from kapiserver.apis.core.defaults import set_pod_template_spec_defaults
+from kapiserver.apis.core.validation import (PodValidationOptions,
+                                             pod_template_validation_options,
+                                             validate_pod_template_spec)
+from kapiserver.apis.core.validation.pod import validate_pod_specific_annotations
 from kapiserver.registry.printers import age
 
 RESTART_POLICY_ALWAYS = "Always"
@@ -70,15 +74,15 @@ def set_template_defaults(spec: dict) -> None:
 
 # -- pod templates --------------------------------------------------------------------------
 
-def pod_validation_options(new_template: dict, old_template: dict | None = None):
+def pod_validation_options(new_template: dict,
+                           old_template: dict | None = None) -> PodValidationOptions:
     """``pod.GetValidationOptionsFromPodTemplate``: what the pod template may keep because
     the old one had it."""
-    from kapiserver.apis.core.validation import pod_template_validation_options
-
     return pod_template_validation_options(new_template, old_template)
 
 
-def allow_invalid_selector_values(opts, old_selector) -> object:
+def allow_invalid_selector_values(opts: PodValidationOptions,
+                                  old_selector) -> PodValidationOptions:
     """``opts`` letting label selectors keep invalid values when ``old_selector`` already
     held some (``LabelSelectorHasInvalidLabelValue``; DaemonSet updates)."""
     if not label_selector_has_invalid_label_value(old_selector if isinstance(old_selector, dict)
@@ -87,7 +91,7 @@ def allow_invalid_selector_values(opts, old_selector) -> object:
     return dataclasses.replace(opts, allow_invalid_label_value_in_selector=True)
 
 
-def label_selector_options(opts) -> LabelSelectorValidationOptions:
+def label_selector_options(opts: PodValidationOptions) -> LabelSelectorValidationOptions:
     """The label selector options a pod template's options imply."""
     return LabelSelectorValidationOptions(
         allow_invalid_label_value=opts.allow_invalid_label_value_in_selector)
@@ -156,8 +160,6 @@ def validate_restart_policy(template_spec: dict, path: FieldPath, kind: str) -> 
 def validate_pod_template_for_replica_set(template: dict, selector, path: FieldPath,
                                           opts) -> list[FieldError]:
     """``ValidatePodTemplateSpecForReplicaSet`` (Deployments use it too)."""
-    from kapiserver.apis.core.validation import validate_pod_template_spec
-
     errs = selector_mismatch(selector, template, path)
     errs += validate_pod_template_spec(template, path, opts)
     errs += validate_restart_policy(as_dict(template.get("spec")), path.child("spec"),
@@ -168,8 +170,6 @@ def validate_pod_template_for_replica_set(template: dict, selector, path: FieldP
 def validate_template_metadata(template: dict, path: FieldPath, opts) -> list[FieldError]:
     """What StatefulSets check of their template: labels, annotations and the
     pod-specific annotations, not the pod spec (``ValidatePodTemplateSpecForStatefulSet``)."""
-    from kapiserver.apis.core.validation.pod import validate_pod_specific_annotations
-
     meta = as_dict(template.get("metadata"))
     annotations = as_dict(meta.get("annotations"))
     errs = validate_labels(as_dict(meta.get("labels")), path.child("labels"))
