@@ -191,6 +191,19 @@ def test_a_bound_pod_waits_for_its_grace_period(api):
     assert api.get(f"{PODS}/graceful", **ADMIN).status_code == 404
 
 
+def test_typed_clients_send_delete_options_in_protobuf(api):
+    from kapiserver.runtime import protobuf
+
+    create(api, "typed")
+    assert bind(api, "typed").status_code == 201
+    body = protobuf.encode({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                            "gracePeriodSeconds": 0})
+    response = api.request("DELETE", f"{PODS}/typed", data=body,
+                           headers={"Content-Type": protobuf.CONTENT_TYPE}, **ADMIN)
+    assert response.status_code == 200, response.text
+    assert api.get(f"{PODS}/typed", **ADMIN).status_code == 404
+
+
 def test_kubectl_delete_waits_for_an_unbound_pod(api):
     create(api, "removed")
     result = kubectl(api, "delete", "pod", "removed", timeout=30)

@@ -54,6 +54,22 @@ class PodHandler(RESTHandler):
                                          **{k: v for k, v in row.items() if k != "cells"}}
         return result
 
+    def decode_delete_options(self, ctx) -> dict:
+        """``DeleteOptions`` in JSON, or in protobuf as typed clients (kubelets,
+        controllers) send them."""
+        from kapiserver.runtime import protobuf
+
+        if (ctx.request.mimetype or "").lower() != protobuf.CONTENT_TYPE:
+            return super().decode_delete_options(ctx)
+        try:
+            body = protobuf.decode(ctx.request.get_data())
+        except protobuf.ProtobufError as err:
+            raise errors.BadRequest(f"invalid DeleteOptions: {err}") from None
+        if body.get("kind") != "DeleteOptions":
+            raise errors.BadRequest(f"invalid DeleteOptions: unexpected kind "
+                                    f"{errors.go_quote(str(body.get('kind')))}")
+        return body
+
     def delete_options(self, ctx) -> tuple[DeleteOptions, bool, dict]:
         """The request's ``DeleteOptions`` (from its body, else its query) and dryRun."""
         args = ctx.request.args
