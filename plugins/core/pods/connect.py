@@ -265,6 +265,7 @@ class LogHandler:
         url = f"https://{join_host_port(host, port)}{path}"
         try:
             sock = self.kubelets.connect(host, port)
+            sock.settimeout(None)  # a followed log may stay silent for long
             conn = http.client.HTTPConnection(host, port)
             conn.sock = sock
             conn.request("GET", path, headers={"Host": join_host_port(host, port)})
@@ -514,6 +515,7 @@ class ProxyHandler:
                 sock = tls_client(sock, host)
             except OSError as err:
                 raise errors.Unknown(str(err)) from None
+        sock.settimeout(None)  # answers may stream with long pauses
         conn = http.client.HTTPConnection(host, port_number)
         conn.sock = sock
         try:
