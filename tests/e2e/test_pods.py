@@ -96,6 +96,17 @@ def test_kubectl_run_and_get_pods(api):
     assert wide[1].split()[5:] == ["<none>", "<none>", "<none>", "<none>"]
 
 
+def test_creates_warn_as_upstream(api):
+    pod = manifest("my.pod", nodeSelector={"beta.kubernetes.io/os": "linux"})
+    result = kubectl(api, "create", "-f", "-", input=json.dumps(pod))
+    assert (result.returncode, result.stdout) == (0, "pod/my.pod created\n"), result.stderr
+    assert result.stderr.splitlines() == [
+        "Warning: metadata.name: this is used in the Pod's hostname, which can result in "
+        "surprising behavior; a DNS label is recommended: [must not contain dots]",
+        'Warning: spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use '
+        '"kubernetes.io/os" instead']
+
+
 def test_table_matches_upstreams_columns_and_cells(api):
     expected = json.loads((REFERENCE / "wide/kinds/pods-table-wide.json").read_text())
     create(api, "tabled")

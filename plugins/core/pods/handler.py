@@ -127,12 +127,16 @@ def _json_type(value) -> str:
 
 def warnings_on_create(pod: dict) -> list[str]:
     """``podStrategy.WarningsOnCreate``: a name that is no DNS label makes a surprising
-    hostname."""
+    hostname; then ``GetWarningsForPod``."""
     from kapiserver.apimachinery.validation import is_dns1123_label
+
+    from .warnings import pod_warnings
 
     name = (pod.get("metadata") or {}).get("name")
     messages = is_dns1123_label(name) if isinstance(name, str) else []
-    if not messages:
-        return []
-    return ["metadata.name: this is used in the Pod's hostname, which can result in "
-            f"surprising behavior; a DNS label is recommended: [{' '.join(messages)}]"]
+    warnings = []
+    if messages:
+        warnings.append("metadata.name: this is used in the Pod's hostname, which can result "
+                        f"in surprising behavior; a DNS label is recommended: "
+                        f"[{' '.join(messages)}]")
+    return warnings + pod_warnings(pod)
