@@ -1,1 +1,29 @@
-"""The ``admissionregistration.k8s.io`` API group: webhook configurations and ValidatingAdmissionPolicies as objects."""
+"""The ``admissionregistration.k8s.io`` API group: mutating and validating webhook
+configurations, ValidatingAdmissionPolicies (with ``status``) and their bindings, as
+objects (their effect on requests is the admission plugins')."""
+
+from kapiserver.plugin_manager import hookimpl
+from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
+
+from .policies import BINDINGS, POLICIES, BindingStrategy, PolicyStrategy
+from .webhooks import MUTATING, VALIDATING, WebhookConfigurationStrategy
+
+
+class AdmissionregistrationV1(APIGroupInstaller):
+    """Install ``admissionregistration.k8s.io/v1`` backed by the server's storage."""
+
+    group = "admissionregistration.k8s.io"
+    delegate = "kube"
+
+    def install(self, server):
+        handlers = {}
+        for strategy in (WebhookConfigurationStrategy(MUTATING),
+                         WebhookConfigurationStrategy(VALIDATING), PolicyStrategy(POLICIES),
+                         BindingStrategy(BINDINGS)):
+            handlers.update(builtin_handlers(server, strategy))
+        return APIGroupInfo(self.group, {"v1": handlers})
+
+
+@hookimpl
+def kapiserver_api_groups(config):
+    return [AdmissionregistrationV1()]
