@@ -22,11 +22,7 @@ VOLATILE = "<volatile>"
 NOT_YET = {
     "pods", "replicationcontrollers", "podtemplates", "persistentvolumeclaims",
     "persistentvolumes", "limitranges",
-    "ingresses",
-    "networkpolicies",
-    "ingressclasses", "endpointslices", "storageclasses", "csidrivers", "runtimeclasses",
-    "validatingadmissionpolicies", "certificatesigningrequests", "flowschemas",
-    "prioritylevelconfigurations", "validatingwebhookconfigurations",
+    "flowschemas", "prioritylevelconfigurations",
 }
 
 pytestmark = pytest.mark.skipif(not KINDS.is_dir(), reason="reference transcripts absent")
