@@ -6,16 +6,13 @@ import time
 import pytest
 
 from kapiserver import errors
-from kapiserver.registry.builtin import builtin_spec
-from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.store import Preconditions, RegistryStore, encode
 from kapiserver.storage.sqlite import SQLiteStore
 from kapiserver_plugins.core.pods.binding import Binder
 from kapiserver_plugins.core.pods.eviction import Evictor
 from kapiserver_plugins.core.pods.registry import DeleteOptions, PodRegistry
 from kapiserver_plugins.core.pods.strategy import PODS, PodStrategy
-
-PDBS = builtin_spec("policy", "v1", "poddisruptionbudgets")
+from kapiserver_plugins.policy.poddisruptionbudgets import PDBS, PodDisruptionBudgetStrategy
 
 
 def seconds(timestamp: str) -> int:
@@ -29,7 +26,7 @@ class Server:
         self.registries = {}
         if pdbs:
             self.registries[("policy", "poddisruptionbudgets")] = RegistryStore(
-                PDBS, BuiltinStrategy(PDBS), storage)
+                PDBS, PodDisruptionBudgetStrategy(PDBS), storage)
 
 
 @pytest.fixture
