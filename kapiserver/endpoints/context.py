@@ -17,7 +17,7 @@ class RequestContext:
     """
 
     __slots__ = ("request", "server", "info", "user", "authenticated_user", "audit_id",
-                 "warnings", "_headers")
+                 "warnings", "_headers", "media")
 
     def __init__(self, request, server, audit_id: str):
         self.request = request
@@ -28,6 +28,9 @@ class RequestContext:
         self.authenticated_user = None
         self.warnings: list[str] = []
         self._headers = None
+        #: The negotiated representation of the answer (``negotiation.MediaType``), once a
+        #: handler has negotiated it; error answers use it too.
+        self.media = None
 
     @property
     def accept(self) -> str:

@@ -16,8 +16,9 @@ from .. import errors
 from ..admission import CREATE, DELETE, UPDATE
 from ..registry import patch
 from ..registry.store import Preconditions
-from ..serialization import dumps_json, dumps_yaml
-from .responses import JSON, YAML, prefers_yaml
+from ..serialization import dumps_json, dumps_json_indent, dumps_yaml
+from . import negotiation
+from .responses import JSON, YAML
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 FIELD_VALIDATION_MODES = ("Ignore", "Warn", "Strict")
@@ -44,8 +45,53 @@ class AdmissionAttributes:
         self.dry_run = dry_run
 
 
-def _wants_table(accept: str) -> bool:
-    return "as=Table" in accept and "g=meta.k8s.io" in accept
+#: Upstream compresses answers of more than this many bytes for a gzip-accepting client.
+GZIP_THRESHOLD = 128 * 1024
+TABLE_INCLUDE_OBJECT = ("Metadata", "Object", "None", "")
+
+
+def compressed_response(ctx, data: bytes, content_type: str, code: int = 200) -> Response:
+    """``data`` as the answer; gzip-encoded (level 1, as upstream's ``deferredResponseWriter``)
+    when it exceeds ``GZIP_THRESHOLD`` and the client accepts gzip."""
+    if len(data) > GZIP_THRESHOLD and _accepts_gzip(ctx.request.headers.get("Accept-Encoding",
+                                                                              "")):
+        import gzip
+
+        response = Response(gzip.compress(data, compresslevel=1, mtime=0), code,
+                            content_type=content_type)
+        response.headers["Content-Encoding"] = "gzip"
+        response.headers["Vary"] = "Accept-Encoding"
+        return response
+    return Response(data, code, content_type=content_type)
+
+
+def _accepts_gzip(header: str) -> bool:
+    # Upstream looks for the token gzip among the encodings, whatever their q.
+    return any(part.split(";")[0].strip().lower() == "gzip" for part in header.split(","))
+
+
+def partial_object_metadata(obj: dict, api_version: str) -> dict:
+    """``asPartialObjectMetadata``: only the object's metadata (ObjectMeta as stored)."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version,
+            "metadata": obj.get("metadata") or {}}
+
+
+def _go_type_name(spec, kind: str) -> str:
+    """``%T`` of the object upstream holds at that point (its internal type)."""
+    if getattr(spec, "openapi_definitions", None) and not spec.group.endswith(".k8s.io"):
+        return "*unstructured.Unstructured"
+    package = spec.group.split(".")[0] if spec.group else "core"
+    return f"*{package}.{kind}"
+
+
+def _validate_table_options(include: str) -> None:
+    """``ValidateTableOptions``: a 422 on TableOptions for an unknown ``includeObject``."""
+    if include not in TABLE_INCLUDE_OBJECT:
+        from ..apimachinery.field_errors import FieldError, FieldPath, new_invalid
+
+        raise new_invalid("TableOptions", "meta.k8s.io", "", [FieldError.invalid(
+            FieldPath("includeObject"), include,
+            "must be 'Metadata', 'Object', 'None', or empty")])
 
 
 def _dry_run(args, options_kind: str = "CreateOptions", values=None) -> bool:
@@ -166,6 +212,10 @@ def _check_applied_name(obj: dict, name: str, namespace: str) -> None:
 class RESTHandler:
     """The ``ResourceHandler`` of one resource backed by a ``RegistryStore``."""
 
+    #: Served as upstream serves routes it registers with go-restful: an ``Accept`` naming
+    #: nothing the route produces is refused before negotiation (custom resources: no).
+    restful = True
+
     def __init__(self, store, server, verbs=None):
         self.store = store
         self.spec = store.spec
@@ -174,17 +224,81 @@ class RESTHandler:
 
     # -- encoding --------------------------------------------------------------------------
 
+    @property
+    def media_types(self) -> tuple[str, ...]:
+        """The serializers of this endpoint: protobuf too for a kind with protobuf tables."""
+        from ..runtime import protobuf
+
+        return (negotiation.BUILTIN_MEDIA_TYPES
+                if protobuf.known(self.spec.api_version, self.spec.kind)
+                else negotiation.UNSTRUCTURED_MEDIA_TYPES)
+
+    def output(self, ctx, stream: bool = False) -> negotiation.MediaType:
+        """The representation the client asked for (negotiated once per request)."""
+        if ctx.media is None:
+            ctx.media = negotiation.negotiate(ctx.accept, self.media_types,
+                                              table=self.store is not None, stream=stream)
+        return ctx.media
+
     def respond(self, ctx, obj: dict, code: int = 200) -> Response:
-        accept = ctx.accept
-        if _wants_table(accept):
-            obj = self.table(obj, ctx.request.args.get("includeObject", "Metadata"))
-        elif "kind" in obj and next(iter(obj)) != "kind":
+        """Answer with ``obj`` (an object or a list) as negotiated: converted to a Table or
+        to PartialObjectMetadata[List] if asked, encoded as JSON, YAML or protobuf."""
+        media = self.output(ctx)
+        obj = self.convert(ctx, media, obj)
+        if "kind" in obj and next(iter(obj)) != "kind":
             # Go writes TypeMeta first, whatever order the request body had.
             obj = {"kind": obj["kind"], "apiVersion": obj.get("apiVersion"),
                    **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
-        if prefers_yaml(accept):
-            return Response(dumps_yaml(obj), code, content_type=YAML)
-        return Response(dumps_json(obj), code, content_type=JSON)
+        return self.encode_response(ctx, media, obj, code)
+
+    def encode_response(self, ctx, media, obj: dict, code: int = 200) -> Response:
+        """``obj`` encoded as ``media`` says (``respond`` without the conversion)."""
+        if media.protobuf:
+            from ..runtime import protobuf
+
+            if obj.get("kind") == "PartialObjectMetadataList":
+                obj = dict(obj, items=[{k: v for k, v in item.items()
+                                        if k not in ("kind", "apiVersion")}
+                                       for item in obj.get("items") or []])
+            return self.send(ctx, protobuf.encode(obj), protobuf.CONTENT_TYPE, code)
+        if media.yaml:
+            return self.send(ctx, dumps_yaml(obj), YAML, code)
+        if media.pretty:
+            return self.send(ctx, dumps_json_indent(obj) + b"\n", JSON, code)
+        return self.send(ctx, dumps_json(obj), JSON, code)
+
+    def send(self, ctx, data: bytes, content_type: str, code: int = 200) -> Response:
+        """A response of ``data``, gzip-compressed as upstream compresses answers over
+        128 KiB for a client that accepts gzip."""
+        return compressed_response(ctx, data, content_type, code)
+
+    def convert(self, ctx, media, obj: dict) -> dict:
+        """``transformResponseObject``: ``obj`` as the Table or PartialObjectMetadata[List]
+        the client asked for (406 for a conversion the object cannot take)."""
+        if not media.convert:
+            return obj
+        is_list = obj.get("kind") == self.spec.list_kind
+        api_version = f"{media.group}/{media.version}"
+        if media.convert == "Table":
+            include = ctx.request.args.get("includeObject", "")
+            _validate_table_options(include)
+            table = self.table(obj, include or "Metadata")
+            table["apiVersion"] = api_version
+            return table
+        if media.convert == "PartialObjectMetadata":
+            if is_list:
+                raise errors.NotAcceptable(
+                    "you requested PartialObjectMetadata, but the requested object is a list "
+                    f"({_go_type_name(self.spec, self.spec.list_kind)})", {})
+            return partial_object_metadata(obj, api_version)
+        if not is_list:
+            raise errors.NotAcceptable(
+                "you requested PartialObjectMetadataList, but the requested object is not a "
+                f"list ({_go_type_name(self.spec, self.spec.kind)})", {})
+        return {"kind": "PartialObjectMetadataList", "apiVersion": api_version,
+                "metadata": obj.get("metadata") or {},
+                "items": [partial_object_metadata(item, api_version)
+                          for item in obj.get("items") or []]}
 
     def table(self, obj: dict, include: str) -> dict:
         strategy = self.store.strategy
@@ -369,19 +483,30 @@ class RESTHandler:
         if verb not in self.verbs:
             raise errors.MethodNotAllowed()
         namespace = info.namespace if self.spec.namespaced else ""
-        if verb == "get":
-            self.wait_for_resource_version(ctx.request.args.get("resourceVersion", ""))
-            if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):
-                return Response(self.store.get_json(namespace, info.name), 200,
-                                content_type=JSON)
-            return self.respond(ctx, self.store.get(namespace, info.name))
-        if verb == "list":
-            if not _wants_table(ctx.accept) and not prefers_yaml(ctx.accept):
-                return Response(self.list(ctx, namespace, encoded=True), 200,
-                                content_type=JSON)
-            return self.respond(ctx, self.list(ctx, namespace))
+        if self.restful and not negotiation.route_accepts(ctx.accept):
+            raise negotiation.route_not_acceptable(verb in ("list", "watch"))
         if verb == "watch":
             return self.watch(ctx, namespace)
+        media = self.output(ctx)
+        if verb == "get":
+            self.wait_for_resource_version(ctx.request.args.get("resourceVersion", ""))
+            if media == negotiation.DEFAULT:
+                return self.send(ctx, self.store.get_json(namespace, info.name), JSON)
+            if media.protobuf and not media.convert:
+                from ..runtime.protobuf import CONTENT_TYPE
+
+                return self.send(ctx, self.store.get_protobuf(namespace, info.name),
+                                 CONTENT_TYPE)
+            return self.respond(ctx, self.store.get(namespace, info.name))
+        if verb == "list":
+            if media == negotiation.DEFAULT:
+                return self.send(ctx, self.list(ctx, namespace, encoded="json"), JSON)
+            if media.protobuf and not media.convert:
+                from ..runtime.protobuf import CONTENT_TYPE
+
+                return self.send(ctx, self.list(ctx, namespace, encoded="protobuf"),
+                                 CONTENT_TYPE)
+            return self.respond(ctx, self.list(ctx, namespace))
         if verb == "create":
             if info.name:
                 raise errors.MethodNotAllowed()
@@ -572,8 +697,9 @@ class RESTHandler:
             raise errors.BadRequest(str(err)) from None
         return label_selector, field_selector
 
-    def list(self, ctx, namespace: str, encoded: bool = False):
-        """The list as a dict, or with ``encoded`` as JSON bytes from the item cache.
+    def list(self, ctx, namespace: str, encoded: str = ""):
+        """The list as a dict, or with ``encoded`` (``json``, ``protobuf``) as bytes joined
+        from the item caches.
 
         ``resourceVersion`` semantics as upstream's (its watch cache serves what is not
         exact): unset or ``0``, the current state; ``N`` with ``NotOlderThan`` (or neither a
@@ -595,7 +721,8 @@ class RESTHandler:
         exact = bool(resource_version) and resource_version != "0" and (
             match == "Exact" or (not match and limit > 0))
         self.wait_for_resource_version(resource_version)
-        listing = self.store.list_json if encoded else self.store.list
+        listing = {"json": self.store.list_json, "protobuf": self.store.list_protobuf}.get(
+            encoded, self.store.list)
         return listing(namespace, label_selector, field_selector, limit, continue_token,
                        resource_version if exact else "")
 
@@ -620,9 +747,14 @@ class RESTHandler:
     def watch(self, ctx, namespace: str) -> Response:
         from .watch import WatchStream
 
+        media = self.output(ctx, stream=True)
+        if media.convert == "Table":
+            _validate_table_options(ctx.request.args.get("includeObject", ""))
         label_selector, field_selector = self.selectors(ctx.request.args)
         stream = WatchStream(self, ctx, namespace, label_selector, field_selector)
-        return Response(stream.lines(), 200, content_type=JSON)
+        # serveWatch: JSON streams are application/json, others name the stream.
+        content_type = JSON if media.media == JSON else f"{media.media};stream=watch"
+        return Response(stream.lines(), 200, content_type=content_type)
 
     def delete(self, ctx, namespace: str):
         body = {}

@@ -39,9 +39,21 @@ def prefers_yaml(accept: str) -> bool:
 
 
 def status_response(error: StatusError, accept: str = "") -> Response:
-    """Answer with ``error``'s ``Status`` body and HTTP code."""
+    """Answer with ``error``'s ``Status`` body and HTTP code, in the serializer the client
+    accepts (``ErrorNegotiated``: JSON, YAML or protobuf; JSON when none fits)."""
+    from . import negotiation
+
     status = error.to_status()
-    if prefers_yaml(accept):
+    try:
+        media = negotiation.negotiate(accept, table=False, partial=False)
+    except StatusError:
+        media = negotiation.DEFAULT
+    if media.protobuf:
+        from ..runtime import protobuf
+
+        response = Response(protobuf.encode(status), error.code,
+                            content_type=protobuf.CONTENT_TYPE)
+    elif media.yaml:
         response = Response(dumps_yaml(status), error.code, content_type=YAML)
     else:
         response = Response(dumps_json(status), error.code, content_type=JSON)

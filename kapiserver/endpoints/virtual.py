@@ -10,9 +10,7 @@ from __future__ import annotations
 from flask import Response
 
 from .. import errors
-from ..serialization import dumps_json, dumps_yaml
 from .handlers import RESTHandler
-from .responses import JSON, YAML, prefers_yaml
 
 #: ``metav1.ObjectMeta``'s JSON field order, for echoing a request's metadata back.
 OBJECT_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid",
@@ -49,9 +47,8 @@ class CreateOnlyHandler(RESTHandler):
         self.create = create
 
     def respond(self, ctx, obj: dict, code: int = 200) -> Response:
-        if prefers_yaml(ctx.accept):
-            return Response(dumps_yaml(obj), code, content_type=YAML)
-        return Response(dumps_json(obj), code, content_type=JSON)
+        # The answer echoes the request: no conversion, just the negotiated serializer.
+        return self.encode_response(ctx, self.output(ctx), obj, code)
 
     def serve(self, ctx):
         info = ctx.info

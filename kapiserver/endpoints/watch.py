@@ -1,8 +1,10 @@
 """WatchStream: one watch request, served from the worker's watch cache (``handlers/watch.go``).
 
-A chunked stream of ``{"type","object"}`` JSON lines: ADDED/MODIFIED/DELETED, BOOKMARK
-when asked for, and a single ERROR event (with a ``Status``) when the watch cannot start
-or must end. ``resourceVersion`` unset or ``0`` starts with the current state as ADDED
+A chunked stream of ``{"type","object"}`` events — JSON lines, or protobuf
+``WatchEvent`` frames (a 4-byte length, then the message) when the client negotiated
+protobuf — whose objects are the resource's, Tables, or PartialObjectMetadata as asked:
+ADDED/MODIFIED/DELETED, BOOKMARK when asked for, and a single ERROR event (with a
+``Status``) when the watch cannot start or must end. ``resourceVersion`` unset or ``0`` starts with the current state as ADDED
 events; ``sendInitialEvents=true`` ends that state with the ``k8s.io/initial-events-end``
 bookmark. Selectors apply to both sides of a change: an object leaving the selection
 arrives as DELETED, one entering it as ADDED.
@@ -45,7 +47,12 @@ class WatchStream:
         self.label_selector = label_selector
         self.field_selector = field_selector
         args = ctx.request.args
-        self.table = "as=Table" in ctx.accept and "g=meta.k8s.io" in ctx.accept
+        self.media = handler.output(ctx, stream=True)
+        self.table = self.media.convert == "Table"
+        self.partial = self.media.convert == "PartialObjectMetadata"
+        self.view_api_version = f"{self.media.group}/{self.media.version}"
+        #: What the shared per-event encodings of this watch are keyed by.
+        self.view = (self.media.media, self.media.convert, self.media.version)
         self.include = args.get("includeObject", "Metadata")
         self.bookmarks = args.get("allowWatchBookmarks") in ("true", "1")
         self.send_initial = args.get("sendInitialEvents") in ("true", "1")
@@ -89,13 +96,25 @@ class WatchStream:
     def _line(self, kind: str, obj: dict) -> bytes:
         if self.table and kind != "ERROR" and kind != "BOOKMARK":
             table = self.handler.table(obj, self.include)
+            table["apiVersion"] = self.view_api_version
             if not self.first_table:
                 table["columnDefinitions"] = None
             self.first_table = False
             obj = table
+        elif self.partial and kind != "ERROR":
+            obj = {"kind": "PartialObjectMetadata", "apiVersion": self.view_api_version,
+                   "metadata": obj.get("metadata") or {}}
         else:
             obj.setdefault("kind", self.spec.kind)
             obj.setdefault("apiVersion", self.spec.api_version)
+        return self._encode(kind, obj)
+
+    def _encode(self, kind: str, obj: dict) -> bytes:
+        """One event as the negotiated serializer frames it."""
+        if self.media.protobuf:
+            from ..runtime.protobuf import default_codec
+
+            return default_codec().encode_watch_event(kind, obj)
         return dumps_json({"type": kind, "object": obj})
 
     def _shared_line(self, event, kind: str, obj: dict) -> bytes:
@@ -104,7 +123,7 @@ class WatchStream:
             return self._line(kind, dict(obj))
         shared = self.cache.shared(event)
         view = (self.spec.api_version, self.spec.kind)
-        key = ("line", *view, kind, obj is shared[("objects", *view)][0])
+        key = ("line", *view, *self.view, kind, obj is shared[("objects", *view)][0])
         line = shared.get(key)
         if line is None:
             line = shared[key] = self._line(kind, dict(obj))
@@ -113,7 +132,7 @@ class WatchStream:
     def _shared_chunk(self, event, kind: str, obj: dict) -> bytes:
         """The event's line framed as a chunk, once for every direct-mode watcher."""
         shared = self.cache.shared(event)
-        key = ("chunk", self.spec.api_version, self.spec.kind, kind,
+        key = ("chunk", self.spec.api_version, self.spec.kind, *self.view, kind,
                obj is shared[("objects", self.spec.api_version, self.spec.kind)][0])
         data = shared.get(key)
         if data is None:
@@ -124,11 +143,15 @@ class WatchStream:
         metadata = {"resourceVersion": str(revision), "creationTimestamp": None}
         if initial_end:
             metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
-        return dumps_json({"type": "BOOKMARK", "object": {
-            "kind": self.spec.kind, "apiVersion": self.spec.api_version, "metadata": metadata}})
+        if self.partial:
+            kind, api_version = "PartialObjectMetadata", self.view_api_version
+        else:
+            kind, api_version = self.spec.kind, self.spec.api_version
+        return self._encode("BOOKMARK", {"kind": kind, "apiVersion": api_version,
+                                         "metadata": metadata})
 
     def _error(self, error: errors.StatusError) -> bytes:
-        return dumps_json({"type": "ERROR", "object": error.to_status()})
+        return self._encode("ERROR", error.to_status())
 
     def _transform(self, event):
         """The (type, object) a watcher sees for a store event, or None when filtered out.

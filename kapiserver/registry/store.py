@@ -76,13 +76,16 @@ class ItemCache:
 
     A stored revision never changes, so an entry is never stale; LIST then joins bytes
     instead of decoding and re-encoding every object (upstream keeps serialized objects in
-    its watch cache for the same reason).
+    its watch cache for the same reason). ``encoder(obj) -> bytes`` writes one item: JSON
+    by default (``encode``), or another serializer's item form.
     """
 
-    def __init__(self, max_bytes: int = 32 * 1024 * 1024):
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024, encoder=None):
         self.max_bytes = max_bytes
         self.size = 0
         self.entries: collections.OrderedDict = collections.OrderedDict()
+        if encoder is not None:
+            self.encode = encoder
 
     def get(self, kv) -> bytes | None:
         item = self.entries.get((kv.key, kv.mod_revision))
@@ -173,6 +176,7 @@ class RegistryStore:
         # Called after every write, so this worker's watch cache reads the log at once.
         self.on_write = on_write or (lambda: None)
         self.item_cache = ItemCache()
+        self._protobuf_cache = None
         self._type_meta_json = dumps_json({"kind": spec.kind,
                                            "apiVersion": spec.api_version})[:-2] + b","
 
@@ -302,15 +306,27 @@ class RegistryStore:
         # An item is the object without kind and apiVersion, which come first in an object.
         return self._type_meta_json + item[1:] + b"\n"
 
+    @property
+    def protobuf_cache(self) -> ItemCache:
+        """Protobuf item messages by (key, revision), made on first use."""
+        if self._protobuf_cache is None:
+            from ..runtime.protobuf import default_codec
+
+            codec, spec = default_codec(), self.spec
+            self._protobuf_cache = ItemCache(encoder=lambda obj: codec.encode_item(
+                spec.api_version, spec.kind, obj))
+        return self._protobuf_cache
+
     def list(self, namespace: str = "", label_selector=None, field_selector=None,
              limit: int = 0, continue_token: str = "", resource_version: str = "",
-             encoded: bool = False) -> dict:
+             encoded: bool | str = False) -> dict:
         """A ``<Kind>List``: items matching the selectors, paginated from one snapshot.
 
-        With ``encoded``, ``items`` holds each item's JSON bytes (as list items: without
-        kind and apiVersion), served from the item cache where possible, for
-        ``list_json``.
+        With ``encoded`` (``True`` or ``"json"``, or ``"protobuf"``), ``items`` holds each
+        item's bytes (as list items: without kind and apiVersion), served from that
+        serializer's item cache where possible, for ``list_json``/``list_protobuf``.
         """
+        item_cache = self.protobuf_cache if encoded == "protobuf" else self.item_cache
         unfiltered = not label_selector and not field_selector
         prefix = self.spec.key_prefix(namespace)
         revision, start = 0, ""
@@ -333,7 +349,7 @@ class RegistryStore:
                 decoded = self._decode_page(page.items, encoded and unfiltered)
                 for index, kv in enumerate(page.items):
                     last_key = kv.key
-                    cached = self.item_cache.get(kv) if encoded and unfiltered else None
+                    cached = item_cache.get(kv) if encoded and unfiltered else None
                     if cached is not None:
                         items.append(cached)
                     else:
@@ -342,7 +358,7 @@ class RegistryStore:
                         if not self.matches(obj, label_selector, field_selector):
                             continue
                         if encoded:
-                            obj = self.item_cache.get(kv) or self.item_cache.put(kv, obj)
+                            obj = item_cache.get(kv) or item_cache.put(kv, obj)
                         items.append(obj)
                     if limit and len(items) == limit:
                         rest = page.items[index + 1:]
@@ -386,6 +402,24 @@ class RegistryStore:
         if cached_items:
             kvs = [kv for kv in kvs if (kv.key, kv.mod_revision) not in self.item_cache.entries]
         return dict(zip((kv.key for kv in kvs), self.decode_many(kvs))) if kvs else {}
+
+    def list_protobuf(self, *args, **kwargs) -> bytes:
+        """``list(...)`` encoded as upstream's protobuf, item messages joined from the
+        protobuf item cache."""
+        from ..runtime.protobuf import default_codec
+
+        listed = self.list(*args, encoded="protobuf", **kwargs)
+        return default_codec().encode_list(listed["apiVersion"], listed["kind"],
+                                           listed["metadata"], listed["items"])
+
+    def get_protobuf(self, namespace: str, name: str) -> bytes:
+        """``get`` encoded as upstream's protobuf."""
+        from ..runtime.protobuf import default_codec
+
+        obj = self.get(namespace, name)
+        obj.setdefault("kind", self.spec.kind)
+        obj.setdefault("apiVersion", self.spec.api_version)
+        return default_codec().encode(obj)
 
     def list_json(self, *args, **kwargs) -> bytes:
         """``list(...)`` encoded as upstream's JSON, items joined from the item cache."""

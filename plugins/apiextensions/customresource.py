@@ -493,10 +493,14 @@ class CustomResourceHandler(RESTHandler):
     def unknown_fields(self, obj):
         return self.store.strategy.prune(obj)
 
+    #: Custom resources are not go-restful routes: negotiation alone decides (406).
+    restful = False
+
     def respond(self, ctx, obj, code=200):
-        accept = ctx.accept
-        if "as=Table" in accept and "g=meta.k8s.io" in accept:
+        media = self.output(ctx)
+        if media.convert:
             return super().respond(ctx, obj, code)
+        accept = ctx.accept
         if obj.get("kind") == self.spec.list_kind:
             obj = dict(obj)
             obj["items"] = [dict(item, kind=self.spec.kind, apiVersion=self.spec.api_version)
