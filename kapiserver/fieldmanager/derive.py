@@ -35,6 +35,8 @@ def zero_defaults(message, prefix: str = "", depth: int = 0) -> dict:
                 found[path] = {}
                 found.update(zero_defaults(f.message, path, depth + 1))
             elif f.label in (REPEATED, MAP):
+                if f.keep:
+                    found[path] = None  # a nil slice or map without omitempty: null
                 found.update(zero_defaults(f.message, f"{path}.*", depth + 1))
             elif f.pointer:
                 found.update(zero_defaults(f.message, path, depth + 1))
@@ -47,6 +49,27 @@ def zero_defaults(message, prefix: str = "", depth: int = 0) -> dict:
             found[path] = None  # a zero metav1.Time is written as null, omitempty or not
         elif f.keep and f.kind in _SCALAR_ZEROS:
             found[path] = _SCALAR_ZEROS[f.kind]
+    return found
+
+
+def pointer_structs(message, prefix: str = "", depth: int = 0) -> list[str]:
+    """Patterns of the fields that are pointers to structs: Go keeps such a field when it is
+    set, even empty (a defaulted ``securityContext: {}``), so ownership must see it."""
+    from ..runtime.protobuf_compile import MAP, MESSAGE, REPEATED, SINGLE
+
+    found: list[str] = []
+    if depth > _MAX_DEPTH:
+        return found
+    for f in message.ordered:
+        if f.kind != MESSAGE or f.message is None:
+            continue
+        path = f"{prefix}.{f.name}" if prefix else f.name
+        if path == "metadata":
+            continue
+        if f.label == SINGLE and f.pointer:
+            found.append(path)
+        inner = f"{path}.*" if f.label in (REPEATED, MAP) else path
+        found += pointer_structs(f.message, inner, depth + 1)
     return found
 
 
@@ -68,5 +91,6 @@ def builtin_list_types(group: str, version: str, kind: str) -> ListTypes | None:
     found = extensions.derive(definitions, model)
     message = codec._lookup(api_version, kind)
     defaults = {"metadata": {}, **zero_defaults(message)}
-    own = ListTypes(found.lists, atomic=found.atomic, defaults=defaults, omit_empty=True)
+    own = ListTypes(found.lists, atomic=found.atomic, defaults=defaults, omit_empty=True,
+                    verbatim=pointer_structs(message))
     return OBJECT_META | own

@@ -43,8 +43,15 @@ def normalize(obj: dict, api_version: str, kind: str) -> None:
     if not codec.known(api_version, kind):
         return
     normalized = codec.normalize(obj)
+    # The store keeps a reference to the object's metadata across strategy calls: refill
+    # that same dict rather than replace it.
+    meta = obj.get("metadata")
     obj.clear()
     obj.update(normalized)
+    if isinstance(meta, dict) and isinstance(normalized.get("metadata"), dict):
+        meta.clear()
+        meta.update(normalized["metadata"])
+        obj["metadata"] = meta
 
 
 class ScaleAccessor:
