@@ -5,6 +5,7 @@ objects (their effect on requests is the admission plugins')."""
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
+from .authz import BindingParamAuthorization, ParamAuthorizingHandler, PolicyParamAuthorization
 from .policies import BINDINGS, POLICIES, BindingStrategy, PolicyStrategy
 from .webhooks import MUTATING, VALIDATING, WebhookConfigurationStrategy
 
@@ -18,9 +19,16 @@ class AdmissionregistrationV1(APIGroupInstaller):
     def install(self, server):
         handlers = {}
         for strategy in (WebhookConfigurationStrategy(MUTATING),
-                         WebhookConfigurationStrategy(VALIDATING), PolicyStrategy(POLICIES),
-                         BindingStrategy(BINDINGS)):
+                         WebhookConfigurationStrategy(VALIDATING)):
             handlers.update(builtin_handlers(server, strategy))
+        for strategy, check in ((PolicyStrategy(POLICIES), PolicyParamAuthorization()),
+                                (BindingStrategy(BINDINGS), BindingParamAuthorization())):
+            # Writers must be able to read the params they name (upstream's authz.go).
+            resource = builtin_handlers(server, strategy)
+            main = resource[strategy.spec.resource]
+            resource[strategy.spec.resource] = ParamAuthorizingHandler(main.store, server,
+                                                                       main.verbs, check)
+            handlers.update(resource)
         return APIGroupInfo(self.group, {"v1": handlers})
 
 

@@ -251,3 +251,16 @@ def test_binding_table():
     assert BINDING.table_cells(obj)[2] == "a=b"
     assert [c["name"] for c in BINDING.table_columns()] == ["Name", "PolicyName", "ParamRef",
                                                            "Age"]
+
+
+def test_users_and_group_versions_as_the_authorization_errors_print_them():
+    from kapiserver.authentication import UserInfo
+    from kapiserver_plugins.admissionregistration.authz import parse_group_version, user_text
+
+    assert user_text(UserInfo("alice", "", ("devs", "system:authenticated"))) == \
+        "&{alice  [devs system:authenticated] map[]}"
+    assert user_text(UserInfo("bob", "u1", (), {"scopes": ("a", "b")})) == \
+        "&{bob u1 [] map[scopes:[a b]]}"
+    assert parse_group_version("v1") == ("", "v1")
+    assert parse_group_version("apps/v1") == ("apps", "v1")
+    assert parse_group_version("a/b/c") is None

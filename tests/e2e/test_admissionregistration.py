@@ -152,3 +152,75 @@ def test_webhook_configurations(api):
                   'invalid: [webhooks[0].sideEffects: Unsupported value: "Some": supported '
                   'values: "None", "NoneOnDryRun", webhooks[0].clientConfig.url: Invalid '
                   'value: "user": user information is not permitted in the URL]')
+
+
+def test_writers_must_be_able_to_read_the_params(tmp_path):
+    from kapiserver.testing import KapiserverProcess
+
+    server = KapiserverProcess(str(tmp_path / "rbac"), workers=1,
+                               config={"authorization-mode": ["RBAC"]}).start()
+    try:
+        rbac = "/apis/rbac.authorization.k8s.io/v1"
+        writer = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                  "metadata": {"name": "policy-writer"},
+                  "rules": [{"apiGroups": ["admissionregistration.k8s.io"],
+                             "resources": ["validatingadmissionpolicies",
+                                           "validatingadmissionpolicybindings"],
+                             "verbs": ["create", "get", "update"]}]}
+        assert server.request("POST", f"{rbac}/clusterroles", json=writer,
+                              **ADMIN).status_code == 201
+        for role in ("policy-writer",):
+            assert server.request("POST", f"{rbac}/clusterrolebindings", json={
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": role},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": role},
+                "subjects": [{"kind": "User", "name": "alice"}]}, **ADMIN).status_code == 201
+        policy = {"apiVersion": "admissionregistration.k8s.io/v1",
+                  "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "p"},
+                  "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                           "matchConstraints": {"resourceRules": [{
+                               "apiGroups": [""], "apiVersions": ["v1"],
+                               "operations": ["CREATE"], "resources": ["pods"]}]},
+                           "validations": [{"expression": "params.data.x == 'y'"}]}}
+        response = server.request("POST", f"{API}/validatingadmissionpolicies", json=policy,
+                                  user="alice")
+        body = assert_status(response, 422, "Invalid")
+        (cause,) = body["details"]["causes"]
+        assert cause["field"] == "spec.paramKind" and cause["reason"] == "FieldValueForbidden"
+        assert cause["message"].startswith("Forbidden: user &{alice  [")
+        assert cause["message"].endswith('must have "get" permission on all objects of the '
+                                         "referenced paramKind (kind=ConfigMap, apiVersion=v1)")
+        # Allowed to read config maps, alice may write it.
+        reader = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                  "metadata": {"name": "cm-reader"},
+                  "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}
+        server.request("POST", f"{rbac}/clusterroles", json=reader, **ADMIN)
+        server.request("POST", f"{rbac}/clusterrolebindings", json={
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "cm-reader"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "cm-reader"},
+            "subjects": [{"kind": "User", "name": "alice"}]}, **ADMIN)
+        response = server.request("POST", f"{API}/validatingadmissionpolicies", json=policy,
+                                  user="alice")
+        assert response.status_code == 201, response.text
+        binding = {"apiVersion": "admissionregistration.k8s.io/v1",
+                   "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "b"},
+                   "spec": {"policyName": "p", "validationActions": ["Deny"],
+                            "paramRef": {"name": "cfg", "namespace": "default",
+                                         "parameterNotFoundAction": "Deny"}}}
+        response = server.request("POST", f"{API}/validatingadmissionpolicybindings",
+                                  json=binding, user="alice")
+        assert response.status_code == 201, response.text
+        orphan = {**binding, "metadata": {"name": "orphan"},
+                  "spec": {**binding["spec"], "policyName": "missing"}}
+        response = server.request("POST", f"{API}/validatingadmissionpolicybindings",
+                                  json=orphan, user="alice")
+        body = assert_status(response, 422, "Invalid")
+        assert body["details"]["causes"][0]["field"] == "spec.paramRef"
+        assert body["details"]["causes"][0]["message"].startswith(
+            "Forbidden: unable to get policy missing to determine minimum required permissions "
+            "and user &{alice  [")
+    finally:
+        server.stop()
