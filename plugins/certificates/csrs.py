@@ -25,7 +25,9 @@ from kapiserver.registry.builtin_strategy import BuiltinStrategy, StatusStrategy
 from kapiserver.registry.printers import age, human_duration
 from kapiserver.registry.store import now_rfc3339
 
-CSRS = builtin_spec("certificates.k8s.io", "v1", "certificatesigningrequests")
+#: ``SelectableFields``: requests may also be selected by signer.
+CSRS = builtin_spec("certificates.k8s.io", "v1", "certificatesigningrequests",
+                    selectable_fields=("spec.signerName",))
 LEGACY_UNKNOWN_SIGNER = "kubernetes.io/legacy-unknown"
 #: ``allValidUsages``, sorted as ``sets.List`` sorts them.
 USAGES = tuple(sorted((
@@ -439,6 +441,11 @@ class CSRStrategy(BuiltinStrategy):
         opts = Options(new, old)
         opts.allow_setting_certificate = True
         return validate_csr_update(new, old, opts)
+
+    def selectable_fields(self, obj):
+        fields = super().selectable_fields(obj)
+        fields["spec.signerName"] = _str(_dict(obj.get("spec")).get("signerName"))
+        return fields
 
     def approval_strategy(self) -> StatusStrategy:
         return ApprovalStrategy(self)

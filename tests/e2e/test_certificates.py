@@ -114,6 +114,23 @@ def test_conditions_only_change_through_approval(api):
                   "least one CERTIFICATE PEM block")
 
 
+def test_requests_are_selected_by_signer(api):
+    from kubernetes import client
+
+    certificates = client.CertificatesV1Api(api.python_client())
+    certificates.create_certificate_signing_request(csr("kubelet-serving",
+                                                        signerName="kubernetes.io/kubelet-serving",
+                                                        usages=["server auth"]))
+    names = [item.metadata.name for item in certificates.list_certificate_signing_request(
+        field_selector="spec.signerName=kubernetes.io/kubelet-serving").items]
+    assert names == ["kubelet-serving"]
+    rows = api.kubectl("get", "csr", "--field-selector", "spec.signerName!=example.com/signer",
+                       check=True).stdout.splitlines()
+    assert [r.split()[0] for r in rows[1:]] == ["kubelet-serving"]
+    response = api.get(f"{PATH}?fieldSelector=spec.username%3Dalice", **ADMIN)
+    assert_status(response, 400, "BadRequest")
+
+
 def test_invalid_requests(api):
     response = api.request("POST", PATH, json=csr("bad", request=base64.b64encode(
         b"hello").decode(), usages=[], expirationSeconds=60), **ADMIN)
