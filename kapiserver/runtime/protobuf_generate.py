@@ -12,6 +12,27 @@ checks the two against each other and fails on any disagreement (a number, a nam
 label, a type), and writes the tables ``protobuf_schemas`` documents, reached from the kinds
 in ``SERVED``. The modules are bare git directories (``--mirrors``: one ``owner+name/repo``
 per module, as the search tool's ``fetch`` lays them), read with ``git show``.
+
+Beside the tables it writes ``go``, the Go layout of the same structs, for what speaks Go's
+language (decoding errors, go-cmp diffs)::
+
+    "go": {"packages": {table package: Go import path},
+           "structs": {table package: {message: [Go type, {field number: [Go name,
+                                                                          Go type, *flags]}]}},
+           "named": {Go import path: {name: Go type it is defined as}}}
+
+Go types are written as ``reflect.Type.String()`` prints them (``int32``, ``*int64``,
+``[]uint8`` for ``[]byte``, ``map[string]string``, ``v1.RestartPolicy``, ``[]v1.Container``,
+``*v1.PodSecurityContext``, ``resource.Quantity``, ``intstr.IntOrString``, ``v1.Time``); a
+struct's is its own (``v1.ConfigMap``). The one flag is ``embedded`` (an anonymous field:
+``ObjectMeta``, ``VolumeSource``); ``TypeMeta``, the one field without a protobuf tag, is left
+out. ``named`` holds every named non-struct type a field's type reaches (``RestartPolicy``:
+``string``, ``ResourceList``: ``map[v1.ResourceName]resource.Quantity``). reflect's names
+are ambiguous across packages (``v1.ConditionStatus`` is core/v1's in batch/v1, and
+apps/v1 has its own), so ``refs`` says, for each package whose structs or named types are
+written here, which import path each ``pkg.Name`` in its types is::
+
+           "refs": {Go import path: {"v1.ConditionStatus": "k8s.io/api/core/v1", ...}}
 """
 
 from __future__ import annotations
@@ -117,16 +138,27 @@ OVERRIDES = {("meta/v1", "WatchEvent", "object"): "Object"}
 
 _GO_SCALARS = {"string": "string", "bool": "bool", "int32": "int32", "int64": "int64",
                "float64": "double"}
+#: Go's builtin aliases, which reflect prints as what they alias.
+_REFLECT_ALIASES = {"byte": "uint8", "rune": "int32", "any": "interface {}"}
 
 
 # -- building the tables ---------------------------------------------------------------------
 
-def table_package(import_path: str) -> str:
-    """The tables' name of a Go package (``core/v1``, ``meta/v1``, ``apiextensions/v1``)."""
+def table_package_or_none(import_path: str) -> str | None:
+    """The tables' name of a Go package (``core/v1``, ``meta/v1``, ``apiextensions/v1``), or
+    ``None`` for a package tables never name (``resource``, ``intstr``, ``types``)."""
     for prefix in _PACKAGE_PREFIXES:
         if import_path.startswith(prefix):
             return import_path[len(prefix):]
-    raise GenerateError(f"Go package {import_path} has no table package")
+    return None
+
+
+def table_package(import_path: str) -> str:
+    """The tables' name of a Go package; ``GenerateError`` for one they never name."""
+    package = table_package_or_none(import_path)
+    if package is None:
+        raise GenerateError(f"Go package {import_path} has no table package")
+    return package
 
 
 class Generator:
@@ -137,6 +169,10 @@ class Generator:
         self._go, self._proto, self._proto_package = {}, {}, {}
         self.messages: dict[str, dict[str, dict]] = {}
         self._pending: list[tuple[str, str]] = []
+        self.go_structs: dict[str, dict[str, list]] = {}
+        self.go_named: dict[str, dict[str, str]] = {}
+        self._references: set[tuple[str, str, str]] = set()
+        self._paths: dict[str, str] = {}
 
     def go(self, path: str) -> GoPackage:
         if path not in self._go:
@@ -165,10 +201,55 @@ class Generator:
             self.want(META, name)
         while self._pending:
             self._message(*self._pending.pop())
-        ordered = {package: dict(sorted(self.messages[package].items()))
-                   for package in sorted(self.messages, key=lambda p: (p != "meta/v1", p))}
+        order = sorted(self.messages, key=lambda p: (p != "meta/v1", p))
+        ordered = {package: dict(sorted(self.messages[package].items())) for package in order}
         return {"source": {"tag": self.source.tag, "modules": sorted(MODULES)},
-                "messages": ordered, "kinds": kinds, "meta_kinds": list(meta_kinds)}
+                "messages": ordered, "kinds": kinds, "meta_kinds": list(meta_kinds),
+                "go": self._go_layout(order)}
+
+    def _go_layout(self, order: list[str]) -> dict:
+        """The ``go`` section (see the module docstring); fails when a package's types name
+        two types alike (``v1.X`` of core/v1 and of meta/v1)."""
+        refs: dict[str, dict[str, str]] = {}
+        for context, path, name in sorted(self._references):
+            text = f"{self.go(path).name}.{name}"
+            known = refs.setdefault(context, {}).setdefault(text, path)
+            if known != path:
+                raise GenerateError(f"in {context}, Go type {text} names types of {known} "
+                                    f"and {path}")
+        return {"packages": {package: self._paths[package] for package in order},
+                "structs": {package: dict(sorted(self.go_structs[package].items()))
+                            for package in order},
+                "named": {path: dict(sorted(names.items()))
+                          for path, names in sorted(self.go_named.items())},
+                "refs": {path: dict(sorted(names.items()))
+                         for path, names in sorted(refs.items())}}
+
+    def go_type(self, go_type, context: str) -> str:
+        """``reflect.Type.String()`` of a type tree written in package ``context``, each
+        named non-struct type it reaches recorded in ``go_named`` with what it is defined
+        as."""
+        kind = go_type[0]
+        if kind == "ptr":
+            return "*" + self.go_type(go_type[1], context)
+        if kind == "slice":
+            return "[]" + self.go_type(go_type[1], context)
+        if kind == "map":
+            return (f"map[{self.go_type(go_type[1], context)}]"
+                    f"{self.go_type(go_type[2], context)}")
+        if kind == "builtin":
+            return _REFLECT_ALIASES.get(go_type[1], go_type[1])
+        _, path, name = go_type
+        package = self.go(path)
+        self._references.add((context, path, name))
+        if (path, name) not in SPECIALS and package.struct(name) is None:
+            named = self.go_named.setdefault(path, {})
+            if name not in named:
+                if name not in package.named:
+                    raise GenerateError(f"unknown Go type {path}.{name}")
+                named[name] = ""  # a recursive type stops here
+                named[name] = self.go_type(package.named[name], path)
+        return f"{package.name}.{name}"
 
     def want(self, path: str, name: str) -> str:
         """The table's name for struct ``name`` of ``path`` (queued to be written)."""
@@ -184,7 +265,7 @@ class Generator:
         proto = self.proto(path).get(name)
         if struct is None or proto is None:
             raise GenerateError(f"{where}: no Go struct or no proto message")
-        entries, numbers = {}, set()
+        entries, numbers, go_fields = {}, set(), {}
         for field in struct:
             json_tag = field.tags.get("json")
             spec = field.tags.get("protobuf")
@@ -222,11 +303,16 @@ class Generator:
                                     or self.go(field.type[1]).struct(field.type[2]) is None):
                 raise GenerateError(f"{where}.{field.go_name}: inline of {type_}")
             entries[str(number)] = [json_name, type_, *flags]
+            go_fields[str(number)] = [field.go_name, self.go_type(field.type, path)] + (
+                ["embedded"] if field.embedded else [])
             numbers.add(number)
         if set(proto) - numbers:
             raise GenerateError(f"{where}: proto fields {sorted(set(proto) - numbers)} have no "
                                 "Go field")
         self.messages[package][name] = entries
+        self._paths[package] = path
+        self.go_structs.setdefault(package, {})[name] = [f"{self.go(path).name}.{name}",
+                                                          go_fields]
 
     def _table_type(self, go_type, path: str, pfield: ProtoField, where: str) -> str:
         """The table type of a Go field, checked against its proto field."""

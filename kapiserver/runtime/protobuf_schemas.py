@@ -34,9 +34,14 @@ field's.
 ``KINDS`` is ``{apiVersion: (package, kind names)}``: the kinds served in protobuf, each
 named as its message. ``META_KINDS`` are the meta/v1 kinds every group version has.
 
+``GO`` is the Go layout of the same structs (``protobuf_generate`` documents it): each
+message's Go type and each field's Go name and Go type as ``reflect`` prints them
+(``v1.ConfigMap``; ``Data``, ``map[string]string``), for what speaks Go's language —
+decoding errors (``runtime.godecode``), go-cmp diffs.
+
 In ``protobuf_messages.json`` the same tables are ``{"messages": ..., "kinds": ...,
-"meta_kinds": ...}``: field numbers are object keys written in decimal, entries and kinds
-are arrays, and objects keep the Go struct order.
+"meta_kinds": ..., "go": ...}``: field numbers are object keys written in decimal, entries
+and kinds are arrays, and objects keep the Go struct order.
 """
 
 from __future__ import annotations
@@ -58,8 +63,8 @@ DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protobuf_m
 
 @functools.cache
 def load() -> dict:
-    """The tables of ``DATA_FILE``: ``{"MESSAGES": ..., "KINDS": ..., "META_KINDS": ...}``
-    (read once; callers must not change them)."""
+    """The tables of ``DATA_FILE``: ``{"MESSAGES": ..., "KINDS": ..., "META_KINDS": ...,
+    "GO": ...}`` (read once; callers must not change them)."""
     with open(DATA_FILE, encoding="utf-8") as file:
         data = json.load(file)
     messages = {package: {name: {int(number): tuple(entry) for number, entry in fields.items()}
@@ -67,10 +72,11 @@ def load() -> dict:
                 for package, table in data["messages"].items()}
     kinds = {api_version: (package, tuple(names))
              for api_version, (package, names) in data["kinds"].items()}
-    return {"MESSAGES": messages, "KINDS": kinds, "META_KINDS": tuple(data["meta_kinds"])}
+    return {"MESSAGES": messages, "KINDS": kinds, "META_KINDS": tuple(data["meta_kinds"]),
+            "GO": data["go"]}
 
 
 def __getattr__(name: str):
-    if name in ("MESSAGES", "KINDS", "META_KINDS"):
+    if name in ("MESSAGES", "KINDS", "META_KINDS", "GO"):
         return load()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

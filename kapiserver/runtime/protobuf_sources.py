@@ -91,8 +91,9 @@ class GoField:
 
 
 class GoPackage:
-    """The type declarations of one Go package: ``structs`` (name -> [GoField]), ``named``
-    (name -> underlying type), ``marshalers`` (types with a MarshalJSON method). Type
+    """The type declarations of one Go package: ``name`` (its package clause), ``structs``
+    (name -> [GoField]), ``named`` (name -> underlying type), ``marshalers`` (types with a
+    MarshalJSON method). Type
     expressions are trees: ("named", import path, name), ("ptr", t), ("slice", t),
     ("map", key, value), ("builtin", name).
 
@@ -109,8 +110,13 @@ class GoPackage:
     def __init__(self, path: str, files: list[str]):
         self.path, self.structs, self.named, self.marshalers = path, {}, {}, set()
         self.unreadable = {}
+        #: The package clause's name: what ``reflect.Type.String()`` qualifies types with.
+        self.name = path.rsplit("/", 1)[-1]
         for text in files:
             text = _strip_comments(text)
+            clause = re.search(r"^package\s+(\w+)", text, re.M)
+            if clause:
+                self.name = clause.group(1)
             imports = self._imports(text)
             self.marshalers.update(self._METHOD.findall(text))
             lines = text.splitlines()

@@ -142,6 +142,69 @@ def test_tables_follow_the_go_struct_and_the_proto():
     }
 
 
+def test_the_go_layout_is_what_reflect_prints():
+    layout = generate()["go"]
+    assert layout["packages"] == {"test/v1": TEST}
+    assert layout["structs"]["test/v1"] == {
+        "Source": ["v1.Source", {"1": ["Path", "*v1.Mode"]}],
+        "Widget": ["v1.Widget", {"2": ["Spec", "v1.WidgetSpec"],
+                                 "1": ["Port", "*intstr.IntOrString"]}],
+        "WidgetSpec": ["v1.WidgetSpec", {
+            "3": ["Name", "string"], "1": ["Source", "v1.Source", "embedded"],
+            "2": ["Modes", "v1.Modes"], "4": ["Limits", "v1.Limits"],
+            "5": ["Extra", "map[string]v1.Extra"], "6": ["Ratio", "*float64"],
+            "7": ["Data", "[]uint8"]}],
+    }
+    assert layout["named"] == {TEST: {"Extra": "[]string", "Limits": "map[v1.Mode]v1.Mode",
+                                      "Mode": "string", "Modes": "[]v1.Mode"}}
+    assert layout["refs"][TEST]["intstr.IntOrString"] == INTSTR
+    assert layout["refs"][TEST]["v1.Mode"] == TEST
+
+
+def test_a_name_reflect_prints_for_two_types_of_one_package_fails():
+    other = "k8s.io/api/other/v1"
+    go = GO.replace('\t"k8s.io/apimachinery/pkg/util/intstr"',
+                    '\t"k8s.io/apimachinery/pkg/util/intstr"\n\tother "k8s.io/api/other/v1"')
+    go = go.replace("Path *Mode `", "Path *other.Mode `")
+    source = FakeSource({TEST: ([go.replace("type Modes []Mode", "type Modes []Mode\n")],
+                                PROTO),
+                         INTSTR: ([INTSTR_GO], INTSTR_PROTO),
+                         other: (["package v1\n\ntype Mode string\n"], "package x;\n")})
+    with pytest.raises(GenerateError, match="Go type v1.Mode names types of"):
+        gen.Generator(source).run({"test.example.com/v1": (TEST, ("Widget",))}, ())
+
+
+def test_the_core_go_layout_gives_apis_core_gotypes_data():
+    """``kapiserver.apis.core.gotypes_data`` (source spellings, relative to core/v1) is
+    derived from the shipped ``go`` section: a field is (Go name, JSON name or "" when
+    inline, Go type with core/v1's own types unqualified, metav1's as ``metav1.``, embedded),
+    ``ALIASES`` the ``named`` types of core/v1."""
+    import re
+
+    gotypes_data = pytest.importorskip("kapiserver.apis.core.gotypes_data")
+    core = "k8s.io/api/core/v1"
+    aliases = {"k8s.io/apimachinery/pkg/apis/meta/v1": "metav1.", core: "",
+               "k8s.io/apimachinery/pkg/api/resource": "resource.",
+               "k8s.io/apimachinery/pkg/util/intstr": "intstr.",
+               "k8s.io/apimachinery/pkg/types": "types."}
+    layout, messages = schemas.GO, schemas.MESSAGES["core/v1"]
+
+    def spelled(text: str) -> str:
+        refs = layout["refs"][core]
+        text = re.sub(r"\b\w+\.(\w+)\b",
+                      lambda m: aliases[refs[m.group(0)]] + m.group(1), text)
+        return text.replace("[]uint8", "[]byte")
+
+    structs = {name: tuple((go_name, "" if "inline" in messages[name][int(n)][2:]
+                            else messages[name][int(n)][0], spelled(go_type),
+                            "embedded" in flags)
+                           for n, (go_name, go_type, *flags) in fields.items())
+               for name, (_, fields) in layout["structs"]["core/v1"].items()}
+    assert {name: structs[name] for name in gotypes_data.STRUCTS} == gotypes_data.STRUCTS
+    named = {name: spelled(text) for name, text in layout["named"][core].items()}
+    assert {name: named[name] for name in gotypes_data.ALIASES} == gotypes_data.ALIASES
+
+
 @pytest.mark.parametrize("go, proto, message", [
     (GO, PROTO.replace("string name = 3", "string name = 8"),
      "test/v1.WidgetSpec.Name: proto has no field 3"),
