@@ -36,6 +36,9 @@ _CEL_RESERVED = frozenset((
     "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void",
     "while"))
 _NEWLINES = re.compile(r"[\n\r]+")
+#: What a status write may not change of the metadata (``metav1.ResetObjectMetaForStatus``).
+STATUS_KEPT_METADATA = ("deletionTimestamp", "generation", "selfLink", "labels",
+                        "annotations", "finalizers", "ownerReferences")
 
 
 def is_cel_identifier(name: str) -> bool:
@@ -312,6 +315,17 @@ class PolicyStrategy(BuiltinStrategy):
         errs = validate_object_meta_update(dict_of(new.get("metadata")),
                                            dict_of(old.get("metadata")))
         return errs + validate_policy(new, PolicyOptions(new, old))
+
+    def prepare_status_update(self, new, old):
+        # The status strategy's PrepareForUpdate: the spec stays, and so does the metadata
+        # a status write may not change (metav1.ResetObjectMetaForStatus).
+        super().prepare_status_update(new, old)
+        meta, old_meta = new.setdefault("metadata", {}), dict_of(old.get("metadata"))
+        for key in STATUS_KEPT_METADATA:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
 
     def validate_status(self, new, old):
         return validate_policy_status(new)

@@ -196,6 +196,10 @@ def test_policy_status_and_table():
         {"fieldRef": "spec.validations[0].expression", "warning": "w"},
         {"fieldRef": "spec[", "warning": ""}]},
         "conditions": [{"type": "Ready", "status": "Maybe"}]}}
+    relabelled = {**new, "metadata": {**new["metadata"], "labels": {"a": "b"}},
+                  "spec": {**new["spec"], "failurePolicy": "Ignore"}}
+    POLICY.prepare_status_update(relabelled, old)
+    assert "labels" not in relabelled["metadata"] and relabelled["spec"] == old["spec"]
     problems = texts(POLICY.validate_status(new, old))
     assert problems[0] == "status.typeChecking.expressionWarnings[1].warning: Required value"
     assert problems[1].startswith('status.typeChecking.expressionWarnings[1].fieldRef: Invalid '
