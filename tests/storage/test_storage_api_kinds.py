@@ -204,3 +204,23 @@ def test_volume_attachments():
     assert "labels" not in written["metadata"] and written["status"] == {"attached": True}
     assert ATTACHMENTS.table_cells(written)[:5] == ["va", "csi.example.com", "pv-1", "node-1",
                                                     True]
+
+
+def test_inline_volume_specs():
+    inline = {"accessModes": ["ReadWriteOnce"],
+              "csi": {"driver": "csi.example.com", "volumeHandle": "h"}}
+    obj, errors = create(ATTACHMENTS, attachment(source={"inlineVolumeSpec": inline}))
+    assert errors == []
+    assert obj["spec"]["source"]["inlineVolumeSpec"]["volumeMode"] == "Filesystem"
+    _, errors = create(ATTACHMENTS, attachment(source={"inlineVolumeSpec": {
+        "capacity": {"storage": "1Gi"}, "claimRef": {"name": "c"}}}))
+    at = "spec.source.inlineVolumeSpec"
+    assert texts(errors)[:4] == [
+        f"{at}.claimRef: Forbidden: may not be specified in the context of inline volumes",
+        f"{at}.capacity: Forbidden: may not be specified in the context of inline volumes",
+        f"{at}.csi: Required value: has to be specified in the context of inline volumes",
+        f"{at}.accessModes: Required value"]
+    _, errors = create(ATTACHMENTS, attachment(source={"inlineVolumeSpec": inline,
+                                                      "persistentVolumeName": "pv"}))
+    assert texts(errors) == ["spec.source: Forbidden: must specify exactly one of "
+                             "inlineVolumeSpec and persistentVolumeName"]
