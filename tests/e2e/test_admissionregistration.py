@@ -140,6 +140,16 @@ def test_webhook_configurations(api):
     rows = api.kubectl("get", "mutatingwebhookconfigurations", check=True).stdout.splitlines()
     assert rows[0].split() == ["NAME", "WEBHOOKS", "AGE"]
     assert rows[1].split()[:2] == ["injector", "1"]
+    admission.create_validating_webhook_configuration({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "checker"},
+        "webhooks": [{"name": "check.example.com", "sideEffects": "NoneOnDryRun",
+                      "admissionReviewVersions": ["v1", "v1beta1"],
+                      "clientConfig": {"url": "https://hook.example.com/check"}}]})
+    (listed,) = admission.list_validating_webhook_configuration().items
+    assert listed.webhooks[0].timeout_seconds == 10 and listed.metadata.generation == 1
+    binding = admission.read_validating_admission_policy_binding("replica-limit-test")
+    assert binding.spec.match_resources.match_policy == "Equivalent"
     response = api.request("POST", f"{API}/validatingwebhookconfigurations", json={
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "bad"},

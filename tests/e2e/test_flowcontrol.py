@@ -56,12 +56,17 @@ def api(tmp_path_factory):
 
 
 def test_priority_levels(api):
+    from kubernetes import client
+
+    flowcontrol = client.FlowcontrolApiserverV1Api(api.python_client())
     api.kubectl("apply", "-f", "-", input=LEVEL_YAML, check=True)
     level = api.get(f"{API}/prioritylevelconfigurations/batch", **ADMIN).json()
     assert level["spec"]["limited"] == {"nominalConcurrencyShares": 10, "limitResponse": {
         "type": "Queue", "queuing": {"queues": 16, "handSize": 8, "queueLengthLimit": 50}},
         "lendablePercent": 0}
     assert level["metadata"]["generation"] == 1
+    read = flowcontrol.read_priority_level_configuration("batch")
+    assert read.spec.limited.limit_response.queuing.hand_size == 8
     rows = api.kubectl("get", "prioritylevelconfigurations", check=True).stdout.splitlines()
     assert rows[0].split() == ["NAME", "TYPE", "NOMINALCONCURRENCYSHARES", "QUEUES",
                                "HANDSIZE", "QUEUELENGTHLIMIT", "AGE"]

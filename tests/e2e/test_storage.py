@@ -34,12 +34,16 @@ def api(tmp_path_factory):
 
 
 def test_storage_classes(api):
+    from kubernetes import client
+
     api.kubectl("apply", "-f", "-", input=CLASS_YAML, check=True)
     rows = api.kubectl("get", "sc", check=True).stdout.splitlines()
     assert rows[0].split() == ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE",
                                "ALLOWVOLUMEEXPANSION", "AGE"]
     assert rows[1].split()[:6] == ["fast", "(default)", "example.com/ssd", "Delete",
                                    "Immediate", "true"]
+    fast = client.StorageV1Api(api.python_client()).read_storage_class("fast")
+    assert (fast.reclaim_policy, fast.volume_binding_mode) == ("Delete", "Immediate")
     # Labels may change; what the provisioner was given may not.
     api.kubectl("label", "sc", "fast", "tier=1", check=True)
     response = api.request("PATCH", f"{API}/storageclasses/fast", headers=MERGE, json={
