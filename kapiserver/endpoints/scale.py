@@ -138,7 +138,14 @@ class ScaleHandler(RESTHandler):
             self.accessor.set_replicas(current, replicas)
             return current
 
-        manage = self._manager(ctx, "UpdateOptions")
+        from ..fieldmanager import manager_name
+
+        # Upstream's scale handler carries the Scale's managers over to the parent without
+        # a time.
+        manage = self.store.field_manager(
+            manager_name(ctx.request.args.get("fieldManager", ""),
+                         ctx.request.headers.get("User-Agent", ""),
+                         options_kind="UpdateOptions"), "scale", timed=False)
         obj = self.store.guaranteed_update(namespace, name, mutate, dry_run, manage=manage)
         return self.respond(ctx, self.to_scale(obj))
 

@@ -239,7 +239,7 @@ def path_set(fields: Iterable[str | Path]) -> Set:
 
 
 def update_managed_fields(old: dict | None, new: dict, manager: str, api_version: str,
-                          now: str, subresource: str = "", operation: str = UPDATE, *,
+                          now: str | None, subresource: str = "", operation: str = UPDATE, *,
                           list_types: ListTypes | None = None,
                           reset_fields: Iterable[str | Path] | None = None,
                           status_subresource: bool = False,

@@ -19,6 +19,7 @@ import uuid
 
 from .. import errors
 from ..serialization import dumps_json
+from ..warning import add_warning
 from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
 
 #: upstream's ``names.SimpleNameGenerator`` alphabet and suffix length.
@@ -43,9 +44,37 @@ def encode(obj: dict) -> bytes:
             meta["resourceVersion"] = rv
 
 
+#: ``metav1.ObjectMeta``'s fields in Go's order (the order of its JSON).
+OBJECT_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid",
+                     "resourceVersion", "generation", "creationTimestamp",
+                     "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+                     "annotations", "ownerReferences", "finalizers", "managedFields")
+_META_RANK = {name: rank for rank, name in enumerate(OBJECT_META_ORDER)}
+
+
+def order_metadata(obj: dict) -> None:
+    """Put ``obj``'s metadata fields in Go's order, in place (the dict stays the same)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    ranks = [_META_RANK.get(key, len(_META_RANK)) for key in meta]
+    if ranks != sorted(ranks):
+        ordered = sorted(meta.items(), key=lambda item: _META_RANK.get(item[0],
+                                                                       len(_META_RANK)))
+        meta.clear()
+        meta.update(ordered)
+
+
+def set_resource_version(obj: dict, revision: int) -> None:
+    """Set ``metadata.resourceVersion`` where Go writes it (after ``uid``)."""
+    meta = obj.setdefault("metadata", {})
+    meta["resourceVersion"] = str(revision)
+    order_metadata(obj)
+
+
 def decode(value: bytes, revision: int) -> dict:
     obj = json.loads(value)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+    set_resource_version(obj, revision)
     return obj
 
 
@@ -182,15 +211,18 @@ class RegistryStore:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def field_manager(self, manager: str, subresource: str = ""):
-        """``manage(new, old)`` recording a write by ``manager`` in ``managedFields``."""
+    def field_manager(self, manager: str, subresource: str = "", timed: bool = True):
+        """``manage(new, old)`` recording a write by ``manager`` in ``managedFields``
+        (``timed=False``: an entry without ``time``, as upstream's scale subresource
+        records its managers)."""
         from ..fieldmanager import for_kind, update_managed_fields
 
         list_types = self.strategy.list_types or for_kind(self.spec.api_version, self.spec.kind)
         status_subresource = self.strategy.status_subresource
 
         def manage(new: dict, old: dict | None) -> None:
-            update_managed_fields(old, new, manager, self.spec.api_version, now_rfc3339(),
+            update_managed_fields(old, new, manager, self.spec.api_version,
+                                  now_rfc3339() if timed else None,
                                   subresource=subresource, list_types=list_types,
                                   status_subresource=status_subresource)
 
@@ -245,22 +277,32 @@ class RegistryStore:
         self.strategy.apply_defaults(obj)
         if manage is not None:
             manage(obj, None)
-        meta["creationTimestamp"] = now_rfc3339()
-        meta["uid"] = str(uuid.uuid4())
-        if self.strategy.has_generation:
-            meta["generation"] = 1
-        else:
-            meta.pop("generation", None)
-        self.strategy.prepare_for_create(obj)
         generate = not meta.get("name") and meta.get("generateName")
+        # Each attempt at a generated name starts again from here (upstream retries
+        # Store.create with a fresh copy: the strategy prepares the object knowing its name).
+        before = copy.deepcopy(obj) if generate else None
         for attempt in range(_GENERATE_NAME_RETRIES if generate else 1):
+            if attempt:
+                obj.clear()
+                obj.update(copy.deepcopy(before))
+                meta = obj["metadata"]
+            meta["creationTimestamp"] = now_rfc3339()
+            meta["uid"] = str(uuid.uuid4())
+            if self.strategy.has_generation:
+                meta["generation"] = 1
+            else:
+                meta.pop("generation", None)
             if generate:
                 prefix = meta["generateName"][:_MAX_GENERATED_NAME - _NAME_SUFFIX]
                 meta["name"] = prefix + "".join(random.choice(_NAME_ALPHABET)
                                                 for _ in range(_NAME_SUFFIX))
-            if admit is not None and attempt == 0:
+            self.strategy.prepare_for_create(obj)
+            meta = obj["metadata"]
+            if admit is not None:
                 admit(obj)
             self._check_valid(meta.get("name", ""), self.strategy.validate(obj))
+            warnings = self.strategy.warnings_on_create(obj)
+            order_metadata(obj)
             name = meta["name"]
             key = self.spec.key(namespace, name)
             if dry_run:
@@ -275,8 +317,10 @@ class RegistryStore:
                 if generate and attempt + 1 < _GENERATE_NAME_RETRIES:
                     continue
                 raise self._already_exists(name) from None
-            meta["resourceVersion"] = str(revision)
+            set_resource_version(obj, revision)
             self.on_write()
+            for text in warnings:
+                add_warning(text)
             return obj
         raise AssertionError("unreachable")
 
@@ -499,6 +543,8 @@ class RegistryStore:
         if admit is not None:
             admit(new, old)
         self._check_valid(name, self.strategy.validate_update(new, old))
+        for text in self.strategy.warnings_on_update(new, old):
+            add_warning(text)
         return self._write(key, name, new, old, current.mod_revision, dry_run), False
 
     def _prepare_update(self, new: dict, old: dict) -> dict:
@@ -557,7 +603,7 @@ class RegistryStore:
             raise _conflict(self.spec, name, OBJECT_MODIFIED) from None
         except KeyNotFound:
             raise self._not_found(name) from None
-        meta["resourceVersion"] = str(written)
+        set_resource_version(new, written)
         self.on_write()
         return new
 
@@ -580,10 +626,14 @@ class RegistryStore:
                 manage(new, old)
             new = self._prepare_update(new, old)
             self._check_valid(name, self.strategy.validate_update(new, old))
+            warnings = self.strategy.warnings_on_update(new, old)
             try:
-                return self._write(key, name, new, old, current.mod_revision, dry_run)
+                written = self._write(key, name, new, old, current.mod_revision, dry_run)
             except errors.Conflict:
                 continue
+            for text in warnings:
+                add_warning(text)
+            return written
         raise _conflict(self.spec, name, OBJECT_MODIFIED)
 
     # -- delete -----------------------------------------------------------------------------

@@ -77,6 +77,11 @@ class Strategy:
         return name_is_dns_subdomain
 
     def warnings_on_create(self, obj: dict) -> list[str]:
+        """Upstream's ``WarningsOnCreate``: texts sent to the client as Warning headers."""
+        return []
+
+    def warnings_on_update(self, new: dict, old: dict) -> list[str]:
+        """Upstream's ``WarningsOnUpdate``."""
         return []
 
     # -- update ------------------------------------------------------------------------------

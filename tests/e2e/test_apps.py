@@ -133,9 +133,6 @@ def test_deployment_strategic_merge_of_containers_transcript(transcripts):
     assert without_time(entries) == without_time(want_entries)
 
 
-@pytest.mark.xfail(strict=True, reason="the scale subresource records its managedFields "
-                                       "entry with a time; upstream's ScaleHandler copies "
-                                       "none (kapiserver/endpoints/scale.py)")
 def test_deployment_scale_entry_has_no_time_as_upstream(transcripts):
     _, body = transcripts["deployments-smp-containers"]
     _, want = expected("deployments-smp-containers")
