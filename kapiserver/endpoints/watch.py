@@ -200,6 +200,9 @@ class WatchStream:
                        if self._matches(obj)]
             return watcher, initial, start
         start = self.start_revision
+        floor = self.store.history_start()
+        if start < floor:
+            raise errors.Gone(f"too old resource version: {start} ({floor})")
         if start > self.cache.revision and not self.cache.wait_for(start, FUTURE_RV_WAIT):
             raise errors.Timeout(
                 f"Timeout: Too large resource version: {start}, current: {self.cache.revision}",

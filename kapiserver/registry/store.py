@@ -257,6 +257,12 @@ class RegistryStore:
         """The bytes stored for ``obj``: its strategy's ``to_storage`` form, encoded."""
         return encode(self.strategy.to_storage(obj))
 
+    def history_start(self) -> int:
+        """The revision this resource's history starts at: a watch from before it is
+        refused (410), as upstream's watch cache refuses one from before it began. Every
+        built-in resource has existed since the store began."""
+        return 0
+
     # -- create --------------------------------------------------------------------------------
 
     def create(self, obj: dict, namespace: str = "", dry_run: bool = False,

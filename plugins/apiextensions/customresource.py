@@ -438,6 +438,19 @@ class CustomResourceStore(RegistryStore):
         obj.setdefault("apiVersion", self.spec.api_version)
         return obj
 
+    def history_start(self) -> int:
+        """A custom resource has no history from before its CRD was made: upstream's
+        watch cache for it starts then."""
+        from kapiserver.storage import KeyNotFound
+
+        from .crds import PREFIX
+
+        try:
+            return self.storage.get(f"{PREFIX}{self.spec.resource}.{self.spec.group}"
+                                    ).create_revision
+        except KeyNotFound:
+            return 0
+
     def get_json(self, namespace, name):
         from kapiserver.storage import KeyNotFound
 

@@ -885,3 +885,29 @@ def test_deleting_a_crd_deletes_its_objects_honouring_finalizers(api):
     assert api.get(f"/apis/{GROUP}/v1/namespaces/{NS}/sprockets", **ADMIN).status_code == 404
     resources = api.get(f"/apis/{GROUP}/v1", **ADMIN).json()["resources"]
     assert "sprockets" not in [r["name"] for r in resources]
+
+
+def test_watch_from_before_the_crd_existed_is_expired(api):
+    import json as _json
+
+    before = api.get("/api/v1/namespaces", **ADMIN).json()["metadata"]["resourceVersion"]
+    crd = crd_manifest("ticks", "Tick")
+    assert api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                       json=crd, **ADMIN).status_code == 201
+    api.wait_established(f"ticks.{GROUP}")
+    created = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/ticks.{GROUP}",
+                      **ADMIN).json()
+    path = f"/apis/{GROUP}/v1/namespaces/{NS}/ticks?watch=1&resourceVersion={before}"
+    with api.get(path, stream=True, timeout=10, **ADMIN) as response:
+        event = _json.loads(next(line for line in response.iter_lines() if line))
+    assert event["type"] == "ERROR"
+    status = event["object"]
+    assert (status["code"], status["reason"]) == (410, "Expired")
+    assert status["message"].startswith(f"too old resource version: {before} (")
+    floor = int(status["message"].rsplit("(", 1)[1].rstrip(")"))
+    assert int(before) < floor <= int(created["metadata"]["resourceVersion"])
+    # From the CRD's own revision on, the watch is served.
+    with api.get(f"/apis/{GROUP}/v1/namespaces/{NS}/ticks?watch=1&resourceVersion={floor}"
+                 "&timeoutSeconds=1", stream=True, timeout=10, **ADMIN) as response:
+        assert response.status_code == 200
+        assert not any(b"ERROR" in line for line in response.iter_lines() if line)
