@@ -366,6 +366,8 @@ class RESTHandler:
             raise errors.BadRequest(f"the object provided is unrecognized (must be of type "
                                     f"{self.spec.kind}): couldn't get version/kind; json parse "
                                     "error: expected an object")
+        if media != protobuf.CONTENT_TYPE:  # a protobuf body is typed already
+            self.check_go_types(obj, body if media == "application/json" else None)
         self.check_unknown_fields(ctx, obj, duplicates)
         from ..runtime.gotime import TimeParseError, normalize_times
 
@@ -383,7 +385,32 @@ class RESTHandler:
                 else f"the object provided is unrecognized (must be of type {self.spec.kind}): "
                      f"{kind}")
         obj["kind"], obj["apiVersion"] = self.spec.kind, self.spec.api_version
+        self.normalize_decoded(obj)
         return obj
+
+    def check_go_types(self, obj: dict, body: bytes | None) -> None:
+        """A body that does not fit the kind's Go types is refused as upstream's decoder
+        refuses it: 400 ``ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
+        cannot unmarshal array into Go struct field ConfigMap.data of type
+        map[string]string`` (``runtime.godecode``); ``body`` is the JSON it was read from
+        (``None``: YAML)."""
+        from ..runtime.decoding import type_error
+
+        problem = type_error(obj, self.spec.api_version, self.spec.kind, body)
+        if problem is not None:
+            kind = self.spec.kind
+            raise errors.BadRequest(f"{kind} in version {errors.go_quote(self.spec.version)} "
+                                    f"cannot be handled as a {kind}: {problem}")
+
+    def normalize_decoded(self, obj: dict) -> None:
+        """``obj`` as Go writes it back after decoding it (its field order, ``omitempty``):
+        what is stored, answered and owned in ``managedFields``. A ``BuiltinStrategy``
+        does it itself before defaulting; other kinds are done here."""
+        from ..registry.builtin_strategy import BuiltinStrategy, StatusStrategy
+        from ..runtime.decoding import normalize_decoded
+
+        if not isinstance(self.store.strategy, (BuiltinStrategy, StatusStrategy)):
+            normalize_decoded(obj, self.spec.api_version, self.spec.kind)
 
     def check_unknown_fields(self, ctx, obj: dict, duplicates=()) -> None:
         """``fieldValidation``: drop unknown fields; ``Warn`` (default) says so (and names
@@ -453,6 +480,46 @@ class RESTHandler:
                               ensure_ascii=False)
             raise new_invalid("", "", "", [
                 FieldError.invalid(FieldPath("patch"), text, str(err))]) from None
+
+    def _check_patched_types(self, media: str, current: dict, document, patched: dict,
+                             body: bytes) -> None:
+        """A patched object that does not fit the kind's Go types fails the patch as
+        upstream's patchers fail it: 422 on the field ``patch``, whose value is the
+        patched JSON (JSON and merge patches, decoded by sigs.k8s.io/json) or the patch
+        as ``%+v`` prints it (strategic merge, converted from unstructured)."""
+        from ..apimachinery.field_errors import FieldError, FieldPath, go_value, new_invalid
+        from ..runtime import decoding
+
+        api_version, kind = self.spec.api_version, self.spec.kind
+        if media == patch.STRATEGIC_MERGE_PATCH:
+            problem = decoding.converter_error(patched, api_version, kind)
+            if problem is not None:
+                value = go_value(document)
+        else:
+            problem = decoding.type_error(patched, api_version, kind, body)
+            if problem is not None:
+                value = decoding.patched_text(current, document, media == patch.JSON_PATCH,
+                                              body)
+        if problem is not None:
+            raise new_invalid("", "", "", [
+                FieldError.invalid(FieldPath("patch"), value, problem)])
+
+    def _check_applied_types(self, obj: dict, config: dict) -> None:
+        """The object server-side apply merged, converted into the kind's Go types as
+        upstream's field manager converts it (a plain 500 there, worded as there)."""
+        from ..fieldmanager.schema import gvk_string
+        from ..runtime.decoding import converter_error
+
+        problem = converter_error(obj, self.spec.api_version, self.spec.kind)
+        if problem is not None:
+            meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+            names = "/".join(value if isinstance(value, str) else "" for value in (
+                meta.get("namespace"), meta.get("name")))
+            gvk = gvk_string(self.spec.api_version, self.spec.kind)
+            raise errors.Unknown(
+                f"failed to convert new object ({names}; "
+                f"{gvk_string(config.get('apiVersion'), config.get('kind'))}) to proper "
+                f"version: unable to convert unstructured object to {gvk}: {problem}")
 
     # -- admission -------------------------------------------------------------------------
 
@@ -582,8 +649,11 @@ class RESTHandler:
                 raise errors.BadRequest(str(err)) from None
             if not isinstance(patched, dict):
                 raise errors.BadRequest("the patched object must be a JSON object")
+            self._check_patched_types(media, current, document, patched, body)
             self._check_patched_fields(ctx, patched, mode, strict_errors)
             self._decode_patched_times(patched)
+            patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
+            self.normalize_decoded(patched)
             meta = patched.setdefault("metadata", {})
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):
@@ -635,7 +705,9 @@ class RESTHandler:
                 ctx.warnings.extend(duplicates)
             _check_applied_name(obj, name, namespace)
             # The merged object is decoded into the kind's Go types, its times too.
+            self._check_applied_types(obj, config)
             self._decode_patched_times(obj)
+            self.normalize_decoded(obj)
             return obj
 
         def mutate(current: dict) -> dict:
