@@ -92,6 +92,7 @@ def field_type(owner: Message, field: Field) -> tuple[str, str | None]:
     """The Go type of ``field`` of ``owner`` as ``reflect`` prints it (``*int32``,
     ``map[string]string``, ``v1.ResourceList``) and the import path its names are read in
     (``None`` without a Go layout)."""
+    owner = _declaring(owner, field) or owner
     package, _, name = owner.name.rpartition(".")
     layout = _layout()
     entry = layout and layout["structs"].get(package, {}).get(name)
@@ -109,6 +110,18 @@ def field_type(owner: Message, field: Field) -> tuple[str, str | None]:
     elif field.label == MAP:
         value = "map[string]" + value
     return ("*" + value if field.pointer else value), None
+
+
+def _declaring(message: Message, field: Field) -> Message | None:
+    """The struct declaring ``field``: ``message`` or one it embeds inline."""
+    for own in message.struct:
+        if own is field:
+            return message
+        if own.inline:
+            found = _declaring(own.message, field)
+            if found is not None:
+                return found
+    return None
 
 
 def _split(type_name: str, context: str | None) -> tuple[str, str, str | None]:
