@@ -109,9 +109,17 @@ class AdmissionChain:
                  ", ".join(p.name for p in self.plugins) or "(none)")
 
     def admit(self, attributes) -> None:
+        """Run the mutating plugins; when one of them asks for it (a mutating webhook whose
+        patch changed the object sets ``attributes.should_reinvoke``), run them all once
+        more with ``attributes.reinvoking`` set, as upstream's ``reinvoker``."""
         for plugin in self.mutating:
             if plugin.handles(attributes.operation):
                 plugin.admit(attributes)
+        if getattr(attributes, "should_reinvoke", False):
+            attributes.reinvoking = True
+            for plugin in self.mutating:
+                if plugin.handles(attributes.operation):
+                    plugin.admit(attributes)
 
     def validate(self, attributes) -> None:
         for plugin in self.validating:

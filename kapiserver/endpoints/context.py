@@ -17,7 +17,7 @@ class RequestContext:
     """
 
     __slots__ = ("request", "server", "info", "user", "authenticated_user", "audit_id",
-                 "warnings", "_headers", "media")
+                 "warnings", "_headers", "media", "audit_annotations", "deadline")
 
     def __init__(self, request, server, audit_id: str):
         self.request = request
@@ -27,6 +27,8 @@ class RequestContext:
         self.user = None
         self.authenticated_user = None
         self.warnings: list[str] = []
+        self.audit_annotations: dict[str, str] = {}
+        self.deadline = None
         self._headers = None
         #: The negotiated representation of the answer (``negotiation.MediaType``), once a
         #: handler has negotiated it; error answers use it too.

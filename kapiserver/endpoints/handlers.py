@@ -27,22 +27,111 @@ ACCEPTED_MEDIA_TYPES_PROTOBUF = ACCEPTED_MEDIA_TYPES + ", application/vnd.kubern
 
 
 class AdmissionAttributes:
-    """What admission plugins see of a write (``admission.Attributes``)."""
+    """What admission plugins see of one request (upstream's ``admission.Attributes``).
+
+    * ``operation``: ``CREATE``, ``UPDATE``, ``DELETE`` or ``CONNECT``.
+    * ``object``: the new object, which mutating plugins change in place (``None`` for
+      ``DELETE``); ``old_object``: the stored object an update replaces or a delete
+      removes (``None`` for ``CREATE`` and ``CONNECT``).
+    * ``name`` (``""`` for a create that only has ``generateName``) and ``namespace`` (``""``
+      for cluster-scoped objects; a namespace's own name for requests on a namespace).
+    * ``resource``: the handler's ``ResourceSpec`` (the kind served: ``autoscaling/v1 Scale``
+      for ``deployments/scale``); ``gvr``: ``(group, version, resource)`` of the request's
+      URL (``apps/v1 deployments``); ``subresource`` (``status``, ``scale``, ``""``…);
+      ``gvk``: ``(group, version, kind)`` of ``object``; ``kind`` its kind;
+      ``namespaced``: the resource's scope.
+    * ``user``: the ``UserInfo`` the request acts as; ``dry_run``; ``options``: the
+      operation's options as webhooks receive them (``CreateOptions``, ``UpdateOptions``,
+      ``DeleteOptions``, a connect request's ``PodExecOptions``…, with kind and apiVersion),
+      or ``None``.
+    * ``strategy``: the store's strategy (``apply_defaults`` of an object a plugin
+      replaced), or ``None``; ``ctx``: the ``RequestContext`` (``None`` outside a request).
+    * ``reinvocation``: what mutating plugins keep between the two rounds of a reinvoked
+      chain; ``reinvoking`` is true during the second round (upstream's
+      ``ReinvocationContext``); a plugin sets ``should_reinvoke`` to ask for it.
+
+    ``add_warning(text)`` sends a ``Warning`` header; ``add_annotation(key, value)``
+    records an audit annotation on the request (``ctx.audit_annotations``; the first value
+    of a key stays, as upstream's ``AddAnnotation``).
+    """
 
     __slots__ = ("operation", "object", "old_object", "namespace", "name", "resource",
-                 "subresource", "kind", "user", "dry_run")
+                 "subresource", "kind", "user", "dry_run", "gvr", "gvk", "namespaced",
+                 "options", "strategy", "ctx", "reinvocation", "reinvoking", "should_reinvoke")
 
-    def __init__(self, operation, obj, old, ctx, spec, name, dry_run):
+    def __init__(self, operation, obj, old, ctx, spec, name, dry_run, options=None,
+                 strategy=None):
+        info = ctx.info if ctx is not None else None
         self.operation = operation
         self.object = obj
         self.old_object = old
-        self.namespace = ctx.info.namespace
+        self.namespace = info.namespace if info is not None else ""
         self.name = name
         self.resource = spec
-        self.subresource = ctx.info.subresource
+        self.subresource = info.subresource if info is not None else ""
         self.kind = spec.kind
-        self.user = ctx.user
+        self.user = ctx.user if ctx is not None else None
         self.dry_run = dry_run
+        # The URL names the resource; the handler's spec the kind (they differ for
+        # subresources served as another kind: scale, binding, eviction).
+        if info is not None and info.resource:
+            self.gvr = (info.api_group, info.api_version, info.resource)
+        else:
+            self.gvr = (spec.group, spec.version, spec.resource)
+        self.gvk = (spec.group, spec.version, spec.kind)
+        self.namespaced = spec.namespaced
+        self.options = options
+        self.strategy = strategy
+        self.ctx = ctx
+        self.reinvocation: dict = {}
+        self.reinvoking = False
+        self.should_reinvoke = False
+
+    def add_warning(self, text: str) -> None:
+        """A ``Warning`` header for the client."""
+        from ..warning import add_warning
+
+        add_warning(text)
+
+    def add_annotation(self, key: str, value: str) -> None:
+        """An audit annotation of the request (kept when the key is already there)."""
+        if self.ctx is not None:
+            self.ctx.audit_annotations.setdefault(key, value)
+
+
+#: The options object each operation's webhooks receive (``meta.k8s.io/v1``).
+OPTIONS_KINDS = {CREATE: "CreateOptions", UPDATE: "UpdateOptions", DELETE: "DeleteOptions"}
+
+
+def operation_options(args, operation: str, dry_run: bool, body: dict | None = None) -> dict:
+    """The options of a write as upstream hands them to admission: ``CreateOptions`` and
+    ``UpdateOptions`` (a patch's too: upstream turns ``PatchOptions`` into the options of
+    the write it makes) from the query, ``DeleteOptions`` from the body and the query."""
+    kind = OPTIONS_KINDS[operation]
+    options = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if operation == DELETE:
+        for key in ("gracePeriodSeconds", "preconditions", "orphanDependents",
+                    "propagationPolicy", "ignoreStoreReadErrorWithClusterBreakingPotential"):
+            if (body or {}).get(key) is not None:
+                options[key] = body[key]
+        for key in ("gracePeriodSeconds", "propagationPolicy", "orphanDependents"):
+            if key not in options and args.get(key):
+                value = args[key]
+                if key == "gracePeriodSeconds":
+                    try:
+                        value = int(value)
+                    except ValueError:
+                        continue
+                elif key == "orphanDependents":
+                    value = value.lower() == "true"
+                options[key] = value
+    if dry_run:
+        options["dryRun"] = ["All"]
+    if operation != DELETE:
+        for key in ("fieldManager", "fieldValidation"):
+            if args.get(key):
+                options[key] = args[key]
+    return options
 
 
 #: Upstream compresses answers of more than this many bytes for a gzip-accepting client.
@@ -533,10 +622,27 @@ class RESTHandler:
         return self.store.field_manager(manager, ctx.info.subresource)
 
     def _admitter(self, ctx, operation, name, dry_run):
+        """``admit(obj, old=None)``: the admission chain (mutating, then validating plugins)
+        on one attempt at a write. A delete's ``obj`` is the object it removes (the
+        attributes' ``old_object``, as upstream's)."""
         chain = self.server.admission
+        body = None
+        if operation == DELETE and ctx.request.content_length:
+            body = self.decode_delete_options(ctx)
+        options = operation_options(ctx.request.args, operation, dry_run, body)
+        strategy = self.store.strategy if self.store is not None else None
 
         def admit(obj, old=None):
-            attributes = AdmissionAttributes(operation, obj, old, ctx, self.spec, name, dry_run)
+            if operation == DELETE:
+                obj, old = None, obj
+            if not name and operation == CREATE:
+                # Named by the object (by now its generated name, if it asked for one).
+                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                object_name = meta.get("name") or ""
+            else:
+                object_name = name
+            attributes = AdmissionAttributes(operation, obj, old, ctx, self.spec, object_name,
+                                             dry_run, options, strategy)
             chain.admit(attributes)
             chain.validate(attributes)
 

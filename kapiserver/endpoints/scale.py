@@ -128,10 +128,11 @@ class ScaleHandler(RESTHandler):
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):
                 raise self._stale_parent(name)
-            from .handlers import AdmissionAttributes
+            from .handlers import AdmissionAttributes, operation_options
 
-            attributes = AdmissionAttributes(UPDATE, scale, old_scale, ctx, self.spec, name,
-                                             dry_run)
+            attributes = AdmissionAttributes(
+                UPDATE, scale, old_scale, ctx, self.spec, name, dry_run,
+                operation_options(ctx.request.args, UPDATE, dry_run))
             chain.admit(attributes)
             chain.validate(attributes)
             replicas = (scale.get("spec") or {}).get("replicas", 0)

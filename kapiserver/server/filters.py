@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 import uuid
 from datetime import datetime, timezone
 from urllib.parse import unquote
@@ -124,6 +125,7 @@ def with_request_deadline(server, handler):
                 timeout = asked
         if ctx.info.is_long_running or timeout <= 0:
             return handler(ctx)
+        ctx.deadline = time.monotonic() + timeout
         deadline = gevent.Timeout(timeout)
         deadline.start()
         try:
