@@ -262,15 +262,21 @@ class _JSONDecoder:
             field = fields.get(key)
             if field is None:
                 continue  # unknown: skipped here, reported by unknown_fields
-            inner = (*stack, key)
+            kind, label = field.kind, field.label
             if value is None:
-                if field.pointer or field.label != SINGLE:
+                if field.pointer or label != SINGLE or kind == STRING or kind == MESSAGE:
                     continue
-                if field.kind == STRING or field.kind == MESSAGE:
+            elif label == SINGLE:  # the common cases, decided here
+                cls = value.__class__
+                if ((kind == STRING and cls is str) or (kind == BOOL and cls is bool)
+                        or ((kind == INT32 or kind == INT64) and cls is int
+                            and _INT_RANGE[kind][0] <= value <= _INT_RANGE[kind][1])):
                     continue
-            elif field.kind == STRING and field.label == SINGLE and value.__class__ is str:
-                continue
-            if field.label == SINGLE:
+                if kind == MESSAGE and cls is dict:
+                    self.struct(field.message, value, (*stack, key))
+                    continue
+            inner = (*stack, key)
+            if label == SINGLE:
                 self.value_into(field.message, field, value, message, inner)
             elif field.label == REPEATED:
                 if isinstance(value, list):
@@ -397,6 +403,8 @@ class _JSONDecoder:
 
         if value.__class__ is not str:  # the nested json.Unmarshal(b, &str)
             self.abort(_TypeError(_kind(value), "string"), owner, stack)
+        if kind != DURATION and _plausible_time(value, kind == MICROTIME):
+            return
         try:
             if kind == DURATION:
                 gotime.parse_duration(value)
@@ -443,6 +451,22 @@ def _reparse_type_error(text: str):
     match = re.match(r"json: cannot unmarshal (.+?) into Go (?:struct field \S+|value) of "
                      r"type (\S+)\Z", text)
     return _TypeError(match.group(1), match.group(2)) if match else text
+
+
+_TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?"
+                   r"(?:Z|[+-](?:[01]\d|2[0-4]):(?:[0-5]\d|60))\Z")
+
+
+def _plausible_time(text: str, micro: bool) -> bool:
+    """Whether ``time.Parse`` surely takes ``text`` (the common forms; the rest is left to
+    ``gotime.parse``, which words the error)."""
+    match = _TIME.match(text)
+    if match is None or (micro and len(match.group(5) or "") != 7):
+        return False
+    from .gotime import days_in_month
+
+    year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    return 1 <= month <= 12 and 1 <= day <= days_in_month(year, month)
 
 
 _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
