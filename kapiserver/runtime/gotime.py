@@ -195,11 +195,9 @@ def _go_struct(message) -> str:
 
 
 def _walk(value, message, stack: tuple) -> None:
-    from .unknown_fields import _fields_by_name
-
     if not isinstance(value, dict):
         return
-    fields = _fields_by_name(message)
+    fields = message._by_json_name
     for key, child in value.items():
         field = fields.get(key)
         if field is None or child is None:
