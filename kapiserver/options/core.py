@@ -6,7 +6,8 @@ import os
 
 from marshmallow import fields, validate
 
-from .types import CommaList, Duration, Path, ip_address, pem_certificates, pem_private_key
+from .types import (CommaList, Duration, Path, ip_address, pem_certificates, pem_private_key,
+                    readable_file)
 
 #: The delegation chain, outermost first, as upstream builds it
 #: (``cmd/kube-apiserver/app/server.go``: aggregator → kube → apiextensions → 404).
@@ -42,6 +43,9 @@ def add_core_options(options) -> None:
         "admission plugins to enable besides the default-on ones")
     add("disable-admission-plugins", CommaList(fields.String(), load_default=list),
         "admission plugins to disable, even default-on ones")
+    add("admission-control-config-file", Path(load_default="", validate=readable_file),
+        "an AdmissionConfiguration (apiserver.config.k8s.io/v1) giving admission plugins "
+        "their configuration (PodSecurity's defaults and exemptions, …)")
     add("delegation", CommaList(fields.String(), load_default=lambda: list(DEFAULT_DELEGATION),
                                 validate=validate.Length(min=1)),
         "delegate servers, in the order requests visit them")

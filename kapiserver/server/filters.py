@@ -258,6 +258,9 @@ def audit_event(ctx, stage: str, code: int, received: datetime,
     event["responseStatus"] = response_status
     event["requestReceivedTimestamp"] = _micro_time(received)
     event["stageTimestamp"] = _micro_time(datetime.now(timezone.utc))
+    if ctx.audit_annotations:
+        # What admission plugins recorded (``audit.AddAuditAnnotation``).
+        event["annotations"] = dict(ctx.audit_annotations)
     return event
 
 

@@ -27,6 +27,7 @@ from .namespace_controller import NamespaceController
 from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
                          NamespaceStrategy)
 from .nodetaint import TaintNodesByCondition
+from .quota.admission import ResourceQuotaAdmission
 from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
@@ -117,6 +118,7 @@ def kapiserver_api_groups(config):
 @hookimpl
 def kapiserver_admission_plugins(config):
     return {"NamespaceLifecycle": NamespaceLifecycle,
+            "ResourceQuota": ResourceQuotaAdmission,
             "TaintNodesByCondition": TaintNodesByCondition}
 
 
