@@ -10,7 +10,8 @@ from __future__ import annotations
 from flask import Response
 
 from .. import errors
-from .handlers import RESTHandler
+from ..admission import CREATE
+from .handlers import RESTHandler, _dry_run
 
 #: ``metav1.ObjectMeta``'s JSON field order, for echoing a request's metadata back.
 OBJECT_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid",
@@ -35,8 +36,13 @@ class CreateOnlyHandler(RESTHandler):
     """The ``ResourceHandler`` of a create-only resource (verbs ``["create"]``).
 
     ``create(ctx, obj) -> dict`` receives the decoded body (JSON, YAML or protobuf) with
-    the request's namespace applied, and returns the answer, sent with 201.
+    the request's namespace applied, and returns the answer, sent with 201. The admission
+    chain sees the body first (a ``CREATE`` of the resource, as upstream's create handler
+    admits a review or a token request), unless ``admits_in_create``: the create runs it
+    itself, at the point upstream's storage does (bindings, evictions).
     """
+
+    admits_in_create = False
 
     def __init__(self, spec, server, create):
         # No store: only decoding (shared with stored resources) and encoding are used.
@@ -67,4 +73,7 @@ class CreateOnlyHandler(RESTHandler):
                 raise errors.BadRequest("the namespace of the provided object does not match "
                                         "the namespace sent on the request")
             meta["namespace"] = expected
+        if not self.admits_in_create:
+            dry_run = _dry_run(ctx.request.args, "CreateOptions")
+            self._admitter(ctx, CREATE, info.name, dry_run)(obj)
         return self.respond(ctx, self.create(ctx, obj), 201)

@@ -135,6 +135,9 @@ class NodeProxyHandler:
         info = ctx.info
         if info.verb not in self.verbs:
             raise errors.MethodNotAllowed()
+        from kapiserver.endpoints.connect import admit_connect
+
+        admit_connect(ctx, self.spec, "/".join(info.parts[3:]))
         target = connection_info(self.store.get("", info.name))
         check_proxyable(target.hostname)
         request = ctx.request

@@ -598,3 +598,109 @@ def test_mutating_failure_policy_ignore_and_equivalent_versions(server, webhook,
                                       "kind": "HorizontalPodAutoscaler"}
     assert request["object"]["apiVersion"] == "autoscaling/v2"
     assert request["object"]["spec"]["metrics"][0]["resource"]["name"] == "cpu"
+
+
+# -- every path goes through admission ----------------------------------------------------------
+
+
+def _record_all(webhook, configurations, rules):
+    webhook.handlers["/record"] = lambda request: {}
+    configurations.validating("record", _hook("record.example.com",
+                                              webhook.client_config("/record"), rules=rules))
+    return lambda: [r["request"] for r in webhook.reviews("/record")]
+
+
+def test_subresources_apply_and_deletecollection_are_admitted(server, webhook, configurations,
+                                                              namespace):
+    seen = _record_all(webhook, configurations, [
+        {"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"],
+         "resources": ["pods", "pods/*", "configmaps", "serviceaccounts/token"]}])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    base = f"/api/v1/namespaces/{namespace}"
+    assert server.request("POST", f"{base}/pods", json=pod, **ADMIN).status_code == 201
+    # status
+    response = server.request("PATCH", f"{base}/pods/p/status", data=json.dumps(
+        {"status": {"phase": "Running"}}), headers={
+        "Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert response.status_code == 200, response.text
+    status = seen()[-1]
+    assert (status["operation"], status["subResource"]) == ("UPDATE", "status")
+    assert status["kind"]["kind"] == "Pod"
+    # binding
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    response = server.request("POST", f"{base}/pods/p/binding", json=binding, **ADMIN)
+    assert response.status_code == 201, response.text
+    bound = seen()[-1]
+    assert (bound["operation"], bound["subResource"], bound["kind"]["kind"]) == \
+        ("CREATE", "binding", "Binding")
+    # CONNECT: exec is admitted before the kubelet is dialled
+    webhook.handlers["/record"] = lambda request: (
+        {"allowed": False, "status": {"code": 403, "reason": "Forbidden",
+                                      "message": "no exec"}}
+        if request["operation"] == "CONNECT" else {})
+    response = server.request("POST", f"{base}/pods/p/exec?command=ls&command=-l&stdout=true"
+                              "&container=c", **ADMIN)
+    assert_status(response, 403, "Forbidden",
+                  'admission webhook "record.example.com" denied the request: no exec')
+    connect = seen()[-1]
+    assert (connect["operation"], connect["subResource"], connect["name"]) == \
+        ("CONNECT", "exec", "p")
+    assert connect["kind"] == {"group": "", "version": "v1", "kind": "PodExecOptions"}
+    assert connect["object"] == {"kind": "PodExecOptions", "apiVersion": "v1",
+                                 "stdout": True, "container": "c", "command": ["ls", "-l"]}
+    webhook.handlers["/record"] = lambda request: {}
+    # token requests
+    response = server.request("POST", f"{base}/serviceaccounts/default/token",
+                              json={"spec": {"audiences": ["x"]}}, **ADMIN)
+    assert response.status_code == 201, response.text
+    token = seen()[-1]
+    assert (token["operation"], token["subResource"], token["name"]) == \
+        ("CREATE", "token", "default")
+    assert token["kind"] == {"group": "authentication.k8s.io", "version": "v1",
+                             "kind": "TokenRequest"}
+    # server-side apply, create and update
+    manifest = (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n"
+                f"  namespace: {namespace}\ndata:\n  a: '1'\n")
+    result = server.kubectl("apply", "--server-side", "-f", "-", input=manifest)
+    assert result.returncode == 0, result.stderr
+    assert seen()[-1]["operation"] == "CREATE"
+    assert seen()[-1]["options"]["kind"] == "CreateOptions"
+    result = server.kubectl("apply", "--server-side", "-f", "-",
+                            input=manifest.replace("'1'", "'2'"))
+    assert result.returncode == 0, result.stderr
+    assert seen()[-1]["operation"] == "UPDATE"
+    assert seen()[-1]["options"]["fieldManager"] == "kubectl"
+    # deletecollection: one DELETE per object
+    assert create_configmap(server, namespace, "other").status_code == 201
+    before = len(seen())
+    response = server.request("DELETE", f"{base}/configmaps", **ADMIN)
+    assert response.status_code == 200, response.text
+    deleted = {r["name"] for r in seen()[before:] if r["operation"] == "DELETE"}
+    assert {"applied", "other"} <= deleted
+
+
+def test_configuration_changes_reach_every_worker(tmp_path, webhook):
+    from kapiserver.testing import KapiserverProcess
+
+    process = KapiserverProcess(str(tmp_path / "two-workers"), workers=2).start()
+    try:
+        webhook.handlers["/validate"] = lambda request: {"allowed": False}
+        configurations = Configurations(process)
+        configurations.validating("deny", _hook("deny.example.com",
+                                                webhook.client_config("/validate")))
+        # every request (whichever worker serves it) sees the new configuration
+        for i in range(12):
+            assert create_configmap(process, "default", f"c{i}").status_code == 400
+        configurations.delete_all()
+        deadline = time.monotonic() + 5
+        allowed = 0
+        for i in range(40):
+            if create_configmap(process, "default", f"d{i}").status_code == 201:
+                allowed += 1
+                if allowed >= 8:
+                    break
+            assert time.monotonic() < deadline
+    finally:
+        process.stop()

@@ -153,6 +153,8 @@ class BindingHandler(CreateOnlyHandler):
     """``pods/binding`` (``subresource``: the pod named in the URL, preconditions kept) or
     ``bindings`` (the pod named by the Binding)."""
 
+    admits_in_create = True
+
     def __init__(self, spec, server, binder: Binder, subresource: bool):
         super().__init__(spec, server, self.bind)
         self.binder = binder

@@ -26,6 +26,7 @@ from flask import Response
 
 from kapiserver import errors
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath, new_invalid
+from kapiserver.endpoints.connect import admit_connect
 from kapiserver.registry.builtin import resource_info
 from kapiserver.registry.resource import ResourceSpec
 
@@ -394,6 +395,7 @@ class StreamHandler:
         info = ctx.info
         if info.verb not in self.verbs:
             raise errors.MethodNotAllowed()
+        admit_connect(ctx, self.spec)
         pod = self.kubelets.pod(info.namespace, info.name)
         container = ""
         if self.kind != "portforward":
@@ -471,6 +473,7 @@ class ProxyHandler:
 
     def serve(self, ctx):
         info = ctx.info
+        admit_connect(ctx, self.spec, "/".join(info.parts[3:]))
         parsed = split_scheme_name_port(info.name)
         if parsed is None:
             raise errors.BadRequest(f"invalid pod request {errors.go_quote(info.name)}")

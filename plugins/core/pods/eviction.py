@@ -337,6 +337,8 @@ class Evictor:
 class EvictionHandler(CreateOnlyHandler):
     """``pods/eviction``: decodes a ``policy/v1`` or ``policy/v1beta1`` Eviction."""
 
+    admits_in_create = True
+
     def __init__(self, server, evictor: Evictor):
         super().__init__(EVICTION, server, self.evict)
         self.v1beta1 = CreateOnlyHandler(EVICTION_V1BETA1, server, None)
