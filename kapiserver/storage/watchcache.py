@@ -2,8 +2,10 @@
 
 A single background loop reads the store's event log (``Store.events``) — woken at once
 by writes made in this worker, and every ``interval`` seconds for writes made by other
-workers or hosts — keeps the recent events in a ring buffer, and hands each event to the
-watchers whose key prefix it matches. Watchers never touch the database; a watcher that
+workers or hosts — keeps the recent events in a ring buffer (bounded in events and in
+bytes of values: a worker keeps a window of recent history, not a copy of the store; a
+watch from before it reads the older events from the store), and hands each event to
+the watchers whose key prefix it matches. Watchers never touch the database; a watcher that
 falls ``max_pending`` events behind is closed (as upstream closes a blocked watcher), so a
 slow client never stalls the others. Plain Python: ``threading`` primitives, which the
 gevent worker turns into greenlet ones.
@@ -85,13 +87,16 @@ class WatchCache:
     """The worker's window on the store's event log (see the module docstring)."""
 
     def __init__(self, store, interval: float = 0.02, capacity: int = 10_000,
-                 max_pending: int = 10_000, peers=None):
+                 max_pending: int = 10_000, peers=None, max_bytes: int = 8 * 1024 * 1024):
         self.store = store
         #: ``PeerWakeups`` of the other workers on this host, or None (poll only).
         self.peers = peers
         self.interval = interval
         self.max_pending = max_pending
         self.buffer: collections.deque = collections.deque(maxlen=capacity)
+        #: Bytes of the values (and previous values) the buffer holds, at most ``max_bytes``.
+        self.buffer_bytes = 0
+        self.max_bytes = max_bytes
         self.revision = store.current_revision()
         self.watchers: set[Watcher] = set()
         # Reentrant: a watcher closed while events are dispatched removes itself.
@@ -146,7 +151,7 @@ class WatchCache:
             return False
         with self.lock:
             for event in events:
-                self.buffer.append(event)
+                self._buffer(event)
                 for watcher in list(self.watchers):
                     if event.key.startswith(watcher.prefix):
                         watcher.push(event)
@@ -154,11 +159,21 @@ class WatchCache:
             self.progress.notify_all()
         return len(events) == 1000
 
+    def _buffer(self, event) -> None:
+        buffer = self.buffer
+        if len(buffer) == buffer.maxlen:
+            self.buffer_bytes -= _size(buffer[0])
+        buffer.append(event)
+        self.buffer_bytes += _size(event)
+        while self.buffer_bytes > self.max_bytes and len(buffer) > 1:
+            self.buffer_bytes -= _size(buffer.popleft())
+
     def _resync(self) -> None:
         """The log was compacted past us: every watcher must start over (410 on resume)."""
         with self.lock:
             self.revision = self.store.current_revision()
             self.buffer.clear()
+            self.buffer_bytes = 0
             for watcher in list(self.watchers):
                 watcher.close("the watch cache was compacted past its position")
             self.progress.notify_all()
@@ -237,3 +252,7 @@ class WatchCache:
             watcher.close("the server is shutting down")
         if threading.current_thread() is not self.thread:
             self.thread.join(10)
+
+
+def _size(event) -> int:
+    return len(event.value or b"") + len(event.prev_value or b"")

@@ -67,6 +67,22 @@ def test_resume_from_the_buffer_and_from_the_store_before_it(store):
         cache.close()
 
 
+def test_the_buffer_is_bounded_in_bytes_and_older_events_come_from_the_store(store):
+    start = store.current_revision()
+    cache = WatchCache(store, interval=0.01, max_bytes=2500)
+    try:
+        for i in range(10):
+            rev = store.create(f"/k/{i}", b"v" * 1000)
+        assert cache.wait_for(rev, 5)
+        assert cache.buffer_bytes <= 2500 and len(cache.buffer) == 2
+        assert cache.buffer_bytes == sum(len(e.value) for e in cache.buffer)
+        resumed = drain(cache.watch("/k/", start), 10)
+        assert [e.key for e in resumed] == [f"/k/{i}" for i in range(10)]
+        assert all(e.value == b"v" * 1000 for e in resumed)
+    finally:
+        cache.close()
+
+
 def test_a_compacted_revision_is_too_old_on_every_worker(store):
     cache = WatchCache(store, interval=0.01)
     try:
