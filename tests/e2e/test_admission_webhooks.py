@@ -36,6 +36,7 @@ class WebhookServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def do_POST(self):
                 path = self.path.split("?")[0]
