@@ -494,10 +494,12 @@ class RESTHandler:
     def normalize_decoded(self, obj: dict) -> None:
         """``obj`` as Go writes it back after decoding it (its field order, ``omitempty``):
         what is stored, answered and owned in ``managedFields``. A ``BuiltinStrategy``
-        does it itself before defaulting; other kinds are done here."""
+        does it itself before defaulting; other stored kinds are done here."""
         from ..registry.builtin_strategy import BuiltinStrategy, StatusStrategy
         from ..runtime.decoding import normalize_decoded
 
+        if self.store is None:
+            return  # a create-only virtual resource reads what it needs itself
         if not isinstance(self.store.strategy, (BuiltinStrategy, StatusStrategy)):
             normalize_decoded(obj, self.spec.api_version, self.spec.kind)
 
@@ -540,18 +542,29 @@ class RESTHandler:
             return None
         return SchemaFields(*described, unmarshalers=self.spec.openapi_unmarshalers)
 
-    def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors) -> None:
+    def _check_patched_fields(self, ctx, patched: dict, mode: str, strict_errors,
+                              patch_value=None, strategic: bool = False) -> None:
         """``fieldValidation`` of a patched object, as upstream's patchers decode it: unknown
         fields are dropped; ``Strict`` refuses them (and fields the patch set twice) with a
-        bare ``strict decoding error``, ``Warn`` names each in a Warning header."""
+        ``strict decoding error``, ``Warn`` names each in a Warning header. Upstream's
+        patchers refuse with a 422 on the field ``patch`` whose value is ``patch_value()``
+        (``_patch_value``); the unstructured converter of a strategic merge sorts the
+        unknown fields."""
         unknown = self.unknown_fields(patched)
         messages = list(strict_errors)
         if mode != "Ignore":
-            messages += [f"unknown field {errors.go_quote(path)}" for path in unknown or ()]
+            found = [f"unknown field {errors.go_quote(path)}" for path in unknown or ()]
+            messages += sorted(found) if strategic else found
         if not messages:
             return
         if mode == "Strict":
-            raise errors.BadRequest(f"strict decoding error: {', '.join(messages)}")
+            detail = f"strict decoding error: {', '.join(messages)}"
+            if patch_value is None:
+                raise errors.BadRequest(detail)
+            from ..apimachinery.field_errors import FieldError, FieldPath, new_invalid
+
+            raise new_invalid("", "", "", [
+                FieldError.invalid(FieldPath("patch"), patch_value(), detail)])
         for message in messages:
             if message not in ctx.warnings:
                 ctx.warnings.append(message)
@@ -576,22 +589,29 @@ class RESTHandler:
         upstream's patchers fail it: 422 on the field ``patch``, whose value is the
         patched JSON (JSON and merge patches, decoded by sigs.k8s.io/json) or the patch
         as ``%+v`` prints it (strategic merge, converted from unstructured)."""
-        from ..apimachinery.field_errors import FieldError, FieldPath, go_value, new_invalid
+        from ..apimachinery.field_errors import FieldError, FieldPath, new_invalid
         from ..runtime import decoding
 
         api_version, kind = self.spec.api_version, self.spec.kind
         if media == patch.STRATEGIC_MERGE_PATCH:
             problem = decoding.converter_error(patched, api_version, kind)
-            if problem is not None:
-                value = go_value(document)
         else:
             problem = decoding.type_error(patched, api_version, kind, body)
-            if problem is not None:
-                value = decoding.patched_text(current, document, media == patch.JSON_PATCH,
-                                              body)
         if problem is not None:
-            raise new_invalid("", "", "", [
-                FieldError.invalid(FieldPath("patch"), value, problem)])
+            raise new_invalid("", "", "", [FieldError.invalid(
+                FieldPath("patch"), self._patch_value(media, current, document, body),
+                problem)])
+
+    @staticmethod
+    def _patch_value(media: str, current: dict, document, body: bytes) -> str:
+        """What upstream's patchers quote of a patch they refuse: the patched JSON as
+        json-patch.v4 wrote it, or a strategic merge patch as ``%+v`` prints it."""
+        from ..apimachinery.field_errors import go_value
+        from ..runtime import decoding
+
+        if media == patch.STRATEGIC_MERGE_PATCH:
+            return go_value(document)
+        return decoding.patched_text(current, document, media == patch.JSON_PATCH, body)
 
     def _check_applied_types(self, obj: dict, config: dict) -> None:
         """The object server-side apply merged, converted into the kind's Go types as
@@ -756,7 +776,10 @@ class RESTHandler:
             if not isinstance(patched, dict):
                 raise errors.BadRequest("the patched object must be a JSON object")
             self._check_patched_types(media, current, document, patched, body)
-            self._check_patched_fields(ctx, patched, mode, strict_errors)
+            self._check_patched_fields(
+                ctx, patched, mode, strict_errors,
+                lambda: self._patch_value(media, current, document, body),
+                media == patch.STRATEGIC_MERGE_PATCH)
             self._decode_patched_times(patched)
             patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
             self.normalize_decoded(patched)

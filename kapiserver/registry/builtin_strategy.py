@@ -54,13 +54,6 @@ def normalize(obj: dict, api_version: str, kind: str) -> None:
         obj["metadata"] = meta
 
 
-def normalize_metadata(obj: dict) -> None:
-    """``obj``'s metadata, in place, as Go writes an ``ObjectMeta``."""
-    from ..runtime.decoding import normalize_decoded
-
-    normalize_decoded(obj, "", "")
-
-
 class ScaleAccessor:
     """How ``<resource>/scale`` reads and writes a kind's replicas (``ScaleREST``).
 
@@ -143,11 +136,9 @@ class BuiltinStrategy(Strategy):
 
     # -- the Strategy ----------------------------------------------------------------------
 
-    # Objects are normalized once as they are decoded, once after the kind's defaults
-    # and once after its preparation, each only when there is something to put in Go's
-    # form: a kind without defaults or preparation hooks leaves the decoded form alone, and
-    # only the metadata the store filled in (uid, creationTimestamp, generation) is put
-    # in ObjectMeta's order.
+    # Objects are normalized as they are decoded, after the kind's defaults (when it has
+    # any: else the decoded form stands) and after its preparation (which also writes
+    # what preparing removed, like a status Go writes whatever its value).
 
     def apply_defaults(self, obj: dict) -> None:
         self.normalize(obj)  # the decoding (what the REST handler does for other kinds)
@@ -157,19 +148,13 @@ class BuiltinStrategy(Strategy):
 
     def prepare_for_create(self, obj: dict) -> None:
         super().prepare_for_create(obj)
-        if self._overrides("on_create"):
-            self.on_create(obj)
-            self.normalize(obj)
-        else:
-            normalize_metadata(obj)
+        self.on_create(obj)
+        self.normalize(obj)
 
     def prepare_for_update(self, new: dict, old: dict) -> None:
-        super().prepare_for_update(new, old)  # the status, which Go writes last, kept
-        if self._overrides("on_update"):
-            self.on_update(new, old)
-            self.normalize(new)
-        else:
-            normalize_metadata(new)
+        super().prepare_for_update(new, old)
+        self.on_update(new, old)
+        self.normalize(new)
 
     def _overrides(self, hook: str) -> bool:
         return getattr(type(self), hook) is not getattr(BuiltinStrategy, hook)

@@ -399,16 +399,20 @@ def test_field_validation_on_patches(api):
     merge = {"Content-Type": "application/merge-patch+json"}
     strict = api.request("PATCH", path + "?fieldValidation=Strict", headers=merge,
                          data='{"bogus": 1, "data": {"b": "2"}}', **ADMIN)
-    # Upstream's patchers answer with the bare strict decoding error.
-    assert_status(strict, 400, "BadRequest", 'strict decoding error: unknown field "bogus"')
+    # Upstream's patchers answer 422 on "patch": the patched JSON, the strict error.
+    cause = assert_status(strict, 422, "Invalid")["details"]["causes"][0]
+    assert cause["field"] == "patch" and cause["message"].startswith('Invalid value: "{')
+    assert cause["message"].endswith('}": strict decoding error: unknown field "bogus"')
+    assert '\\"bogus\\":1' in cause["message"]
     twice = api.request("PATCH", path + "?fieldValidation=Strict", headers=merge,
                         data='{"data": {"b": "2", "b": "3"}}', **ADMIN)
-    assert_status(twice, 400, "BadRequest", 'strict decoding error: duplicate field "data.b"')
+    assert assert_status(twice, 422, "Invalid")["message"].endswith(
+        ': strict decoding error: duplicate field "data.b"')
     json_patch = api.request("PATCH", path + "?fieldValidation=Strict",
                              headers={"Content-Type": "application/json-patch+json"},
                              data='[{"op": "add", "path": "/bogus", "value": 1}]', **ADMIN)
-    assert_status(json_patch, 400, "BadRequest",
-                  'strict decoding error: unknown field "bogus"')
+    assert assert_status(json_patch, 422, "Invalid")["message"].endswith(
+        ': strict decoding error: unknown field "bogus"')
     assert api.get(path, **ADMIN).json()["data"] == {"a": "1"}  # nothing was written
     warned = api.request("PATCH", path, data='{"bogus": 1, "data": {"b": "2"}}',
                          headers={"Content-Type": "application/strategic-merge-patch+json"},

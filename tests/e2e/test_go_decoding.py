@@ -185,6 +185,17 @@ def test_patches_of_the_wrong_type_are_refused_as_upstreams_patchers_refuse_them
     assert stored["data"] == {"a": "1"} and stored["metadata"]["resourceVersion"] == rv
 
 
+def test_strict_field_validation_of_a_strategic_patch_quotes_the_patch(api):
+    created = send(api, "POST", CM, {"metadata": {"name": "smp-strict"}, "data": {"a": "1"}})
+    assert created.status_code == 201, created.text
+    response = send(api, "PATCH", f"{CM}/smp-strict", {"zeta": 1, "alpha": {"b": 2}},
+                    "application/strategic-merge-patch+json", fieldValidation="Strict")
+    # the unstructured converter's unknown fields come sorted
+    assert_status(response, 422, "Invalid", ' "" is invalid: patch: Invalid value: '
+                  '"map[alpha:map[b:2] zeta:1]": strict decoding error: unknown field '
+                  '"alpha", unknown field "zeta"')
+
+
 def test_a_strategic_patch_converts_numbers_as_reflect_does(api):
     created = send(api, "POST", DEPLOYMENTS, deployment("smp-numbers"))
     assert created.status_code == 201, created.text

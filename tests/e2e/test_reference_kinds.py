@@ -20,12 +20,9 @@ KINDS = pathlib.Path("/work/shared/reference/wide/kinds")
 NAMESPACE = "ref-069ea7"
 VOLATILE = "<volatile>"
 #: Transcripts kapiserver does not answer alike yet, by file name (strict: one that starts
-#: to match must leave this set). The pods, PVs and PVCs creates need admission plugins
-#: (ServiceAccount, DefaultTolerationSeconds, Priority, StorageObjectInUseProtection);
-#: the flow-control tables list the bootstrap objects of API Priority and Fairness.
+#: to match must leave this set). The flow-control tables list the bootstrap objects of
+#: API Priority and Fairness.
 NOT_YET = {
-    "pods-create.json", "persistentvolumeclaims-create.json",
-    "persistentvolumes-create.json",
     "flowschemas-table.json", "prioritylevelconfigurations-table.json",
 }
 #: Fields whose values are times or identities set by the server, wherever they are.
