@@ -1,5 +1,6 @@
 """Quota arithmetic, pod usage, scopes and the admission plugin's decisions (no server)."""
 
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from kapiserver import errors
 from kapiserver.apimachinery.quantity import parse
 from kapiserver_plugins.core.quota import resources as rl
-from kapiserver_plugins.core.quota.admission import ResourceQuotaAdmission
+from kapiserver_plugins.core.quota.admission import LOCK_STRIPES, ResourceQuotaAdmission
 from kapiserver_plugins.core.quota.evaluators import (PersistentVolumeClaimEvaluator,
                                                       PodEvaluator, QuotaRegistry,
                                                       ServiceEvaluator, calculate_usage)
@@ -139,6 +140,7 @@ class FakeAdmission(ResourceQuotaAdmission):
         self.conflicts = conflicts
         self.writes = []
         self.registry = QuotaRegistry(lambda g, r, ns: [])
+        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     def get_quotas(self, namespace):
         return [dict(q) for q in self.quotas]

@@ -8,7 +8,10 @@ c``) or when the new usage passes a hard limit (``exceeded quota: q, requested: 
 used: pods=5, limited: pods=5``); otherwise the quotas' ``status.used`` is raised before
 the object is stored, by updates conditional on each quota's resourceVersion, so that two
 concurrent requests cannot both take the last unit: the one whose update conflicts reads
-the quota again and is measured anew (three times at most), as upstream's evaluator does.
+the quota again and is measured anew. Upstream's evaluator serializes a namespace's
+requests in one goroutine and retries three times; here a worker serializes them with a
+lock, and as several workers (and hosts) share the quotas, the retries go on while other
+writers make progress (``RETRIES``).
 The quota controller corrects usage afterwards (objects deleted, requests that failed
 after admission).
 """
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
+import zlib
 
 from kapiserver import errors
 from kapiserver.admission import CREATE, UPDATE, AdmissionPlugin
@@ -29,8 +34,11 @@ from .evaluators import IGNORED_RESOURCES, QuotaRegistry, scope_selectors
 log = logging.getLogger(__name__)
 
 NAME = "ResourceQuota"
-#: Attempts at writing the quotas' usage after conflicts (upstream's ``checkQuotas`` 3).
-RETRIES = 3
+#: Attempts at writing the quotas' usage after conflicts (upstream's ``checkQuotas``
+#: makes 3, its requests for a namespace being serialized already).
+RETRIES = 16
+#: Locks a namespace's requests are serialized by, in one worker (striped: bounded).
+LOCK_STRIPES = 64
 #: The field manager of the usage admission writes (upstream's loopback client's agent).
 MANAGER = "kube-apiserver"
 CONFIG_KINDS = (("apiserver.config.k8s.io/v1", "ResourceQuotaConfiguration"),
@@ -77,6 +85,7 @@ class ResourceQuotaAdmission(AdmissionPlugin):
         self.limited = parse_limited_resources(plugin_configuration(server.config, NAME))
         self.registry = QuotaRegistry(self._list_objects)
         self._status_store = None
+        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     # -- access ----------------------------------------------------------------------------
 
@@ -121,10 +130,11 @@ class ResourceQuotaAdmission(AdmissionPlugin):
         if not evaluator.handles(attributes.operation, attributes.subresource,
                                  attributes.object, attributes.old_object):
             return
-        quotas = self.get_quotas(namespace)
-        if not quotas and not self.limited:
-            return
-        self.check_quotas(quotas, attributes, evaluator, RETRIES)
+        with self._locks[zlib.crc32(namespace.encode()) % LOCK_STRIPES]:
+            quotas = self.get_quotas(namespace)
+            if not quotas and not self.limited:
+                return
+            self.check_quotas(quotas, attributes, evaluator, RETRIES)
 
     def check_quotas(self, quotas: list[dict], attributes, evaluator, retries: int) -> None:
         """``checkQuotas``: measure the request, then write the changed usages; quotas whose

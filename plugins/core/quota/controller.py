@@ -4,9 +4,11 @@ elected worker.
 For each quota it writes ``status.hard`` (the spec's hard limits) and ``status.used``
 (what the namespace's objects use of each, counted by the quota evaluators, scopes
 applied), as ``syncResourceQuota`` does: when a quota is created or its hard limits
-change, when objects it may count are created, deleted or change in a way that changes
-their usage (a pod that finished, a service whose type changed, a claim's allocated
-storage), and on a full resync every ``resync`` seconds. Writes go through
+change, when objects it may count are deleted or change in a way that gives usage back (a
+pod that finished, a service whose type changed, a claim's allocated storage), and on a
+full resync every ``resync`` seconds. Creations are not recounted, as upstream's quota
+monitors do not: admission charged them already, before they were stored, and a count
+made between the charge and the write would take the charge back. Writes go through
 ``resourcequotas/status``, conditional on the quota's resourceVersion; a conflict is
 retried.
 """
@@ -17,7 +19,7 @@ import logging
 
 from kapiserver import errors
 from kapiserver.controllers.workqueue import QueueController
-from kapiserver.storage.interface import ADDED, DELETED, MODIFIED
+from kapiserver.storage.interface import DELETED, MODIFIED
 
 from . import resources as rl
 from .evaluators import (IGNORED_RESOURCES, ObjectCountEvaluator, QuotaRegistry,
@@ -128,7 +130,7 @@ class ResourceQuotaController(QueueController):
                         registry.decode(event.prev_value, event.revision),
                         registry.decode(event.value, event.revision)):
                     return []
-            elif event.type not in (ADDED, DELETED):
+            elif event.type != DELETED:
                 return []
             return [("replenish", namespace, group, resource)]
         return keys
