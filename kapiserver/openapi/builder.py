@@ -22,14 +22,10 @@ from .routes import CRD_INFO, RouteTable
 
 log = logging.getLogger(__name__)
 
-_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                             "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def encode(document: dict) -> bytes:
-    """``json.Marshal``: compact, HTML-escaped, no trailing newline."""
-    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False)
-    return text.translate(_GO_ESCAPES).encode()
+def encode(document: dict, escape_html: bool = True) -> bytes:
+    """``json.Marshal``: compact, HTML-escaped (unless ``escape_html`` is false), no
+    trailing newline."""
+    return schemas.go_json(document, escape_html).encode()
 
 
 def content_hash(data: bytes) -> str:
@@ -48,7 +44,9 @@ class Documents:
     def __init__(self, v2_document: dict, v3_documents: dict[str, dict],
                  v3_encoded: dict[str, bytes] | None = None):
         self.built_at = time.time()
-        self.v2_json = encode(v2_document)
+        # kube-openapi writes the v2 document with its JSON v2 encoder, which leaves <, >
+        # and & as they are; the v3 documents and the index go through json.Marshal.
+        self.v2_json = encode(v2_document, escape_html=False)
         self.v2_etag = content_hash(self.v2_json)
         self.v3 = {}
         for key, document in v3_documents.items():
@@ -99,15 +97,19 @@ class OpenAPIBuilder:
     ``version_info`` is the ``/version`` body (its major and minor name the documents).
     A resource handler's ``spec`` (``ResourceSpec``) and ``verbs`` decide its paths, as
     they decide discovery (the handlers of custom resources, ``custom_resource``, get the
-    paths upstream's CRD builder gives them); kinds are described by the shipped upstream definitions, a
-    spec's ``openapi_definitions``, or else as objects that keep unknown fields.
+    paths upstream's CRD builder gives them); kinds are described by the shipped upstream
+    definitions, a spec's ``openapi_definitions``, or else as objects that keep unknown fields.
+
+    ``issuer_discovery``: the server serves service-account issuer discovery
+    (``/.well-known/openid-configuration``, ``/openid/v1/jwks``), described as upstream does.
 
     Call ``invalidate()`` whenever the installed groups, versions or resources change
     (custom resources, APIServices): the next request rebuilds every document.
     """
 
-    def __init__(self, groups, version_info: dict):
+    def __init__(self, groups, version_info: dict, issuer_discovery: bool = False):
         self._groups = groups
+        self._issuer_discovery = issuer_discovery
         self._info = {"title": "Kubernetes",
                       "version": f"{version_info['major']}.{version_info['minor']}"}
         self._lock = threading.Lock()
@@ -174,9 +176,11 @@ class OpenAPIBuilder:
                 spec.group, spec.version, spec.kind, spec.list_kind, model(spec)))
             return name
 
-        table = RouteTable(data["parameters"], model, list_model)
+        table = RouteTable(data["parameters"], model, list_model, data["options_parameters"])
         table.add_root(has_core=any(g.name == "" for g in groups),
                        has_named=any(g.name != "" for g in groups))
+        if self._issuer_discovery:
+            table.add_issuer_discovery()
         for group in groups:
             custom = {version: _serves_custom_resources(resources)
                       for version, resources in group.versions.items()}

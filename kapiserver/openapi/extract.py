@@ -5,7 +5,9 @@ types, so it ships the definitions of every built-in kind as data, taken verbati
 documents a real kube-apiserver v1.32 served (``wide/openapi/v3-*.json`` of the reference
 transcripts: one document per group version). Every definition of those documents is kept
 but the apiextensions and apiregistration ones, which their plugins ship with their kinds;
-plus the query and path parameters every resource path shares.
+plus the query and path parameters every resource path shares, and the query parameters of
+each options kind (``PodExecOptions``, ``PodLogOptions``: Go struct fields upstream turns
+into parameters, which its documents carry but describe nowhere else).
 
 Run ``python -m kapiserver.openapi.extract [REFERENCE_DIR]`` after changing what is kept;
 ``tests/unit/test_openapi_data.py`` checks that the shipped file is what this derives.
@@ -18,6 +20,7 @@ import json
 import os
 import sys
 
+from . import schemas
 from .schemas import reachable
 
 #: The transcripts holding the documents, relative to the reference directory.
@@ -45,6 +48,13 @@ PARAMETERS = ("allowWatchBookmarks", "continue", "dryRun", "fieldManager",
               "sendInitialEvents", "timeoutSeconds", "watch")
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
+
+#: GETs that take options (upstream's ``rest.GetterWithOptions``), whose documents do not
+#: name the options kind: path → the kind's definition (``LogREST.NewGetOptions``).
+GET_OPTIONS = {"/api/v1/namespaces/{namespace}/pods/{name}/log":
+               "io.k8s.api.core.v1.PodLogOptions"}
+#: Query parameters every route has, not an options kind's.
+_ROUTE_QUERY_PARAMETERS = ("pretty",)
 
 
 class ExtractError(ValueError):
@@ -80,7 +90,39 @@ def derive(reference_dir: str = DEFAULT_REFERENCE_DIR) -> dict:
                        "v1.32's OpenAPI v3 documents; do not edit.",
         "definitions": {name: pool[name] for name in sorted(names)},
         "parameters": _parameters(documents),
+        "options_parameters": _options_parameters(documents),
     }
+
+
+def _options_parameters(documents: list[dict]) -> dict:
+    """The query parameters upstream derives from each options kind (``AddObjectParams``):
+    those of the connect routes, whose kind is the options kind, and of ``GET_OPTIONS``;
+    by definition name, sorted by name as the documents sort them."""
+    found: dict[str, list] = {}
+    for document in documents:
+        for path, item in document["paths"].items():
+            for method in _METHODS:
+                operation = item.get(method)
+                if operation is None:
+                    continue
+                if operation.get("x-kubernetes-action") == "connect":
+                    gvk = operation["x-kubernetes-group-version-kind"]
+                    name = schemas.untyped_name(gvk["group"], gvk["version"], gvk["kind"])
+                elif method == "get" and path in GET_OPTIONS:
+                    name = GET_OPTIONS[path]
+                else:
+                    continue
+                params = sorted((p for p in item.get("parameters", []) +
+                                 operation.get("parameters", [])
+                                 if p["in"] == "query" and
+                                 p["name"] not in _ROUTE_QUERY_PARAMETERS),
+                                key=lambda p: p["name"])
+                if found.setdefault(name, params) != params:
+                    raise ExtractError(f"the parameters of {name} differ at {path}")
+    missing = [name for name in GET_OPTIONS.values() if name not in found]
+    if missing:
+        raise ExtractError(f"options not in the reference documents: {missing}")
+    return dict(sorted(found.items()))
 
 
 def _parameters(documents: list[dict]) -> dict:

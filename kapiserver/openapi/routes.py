@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import schemas
+
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 STATUS = META + "Status"
 DELETE_OPTIONS = META + "DeleteOptions"
@@ -25,6 +27,11 @@ PATCH_MEDIA = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 ANY_MEDIA = ("*/*",)
 JSON_MEDIA = ("application/json",)
+#: What a connect route and other non-object answers are described as (go-restful's
+#: ``Writes("string")``).
+STRING = {"type": "string"}
+#: ``rest.StorageMetadata.ProducesObject``: what a handler's ``produces_object`` names.
+PRODUCED_OBJECTS = {"string": STRING}
 #: What upstream's CRD OpenAPI builder (apiextensions ``controller/openapi/builder``) gives a
 #: custom resource's routes: JSON and YAML only, and no strategic merge patch, which is how
 #: kubectl's apply tells a custom resource from a built-in.
@@ -48,12 +55,6 @@ WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
 PATCH_PARAMS = ("dryRun", "fieldManager.patch", "fieldValidation", "force")
 
 OK, CREATED, ACCEPTED = (200, "OK"), (201, "Created"), (202, "Accepted")
-#: Core resources whose upstream storage answers DELETE with the deleted object
-#: (``ReturnDeletedObject``), so their DELETE documents it instead of a Status. Namespaces
-#: answer with the object too, but their REST wrapper documents a Status.
-CORE_DELETE_RETURNS_OBJECT = frozenset({"persistentvolumeclaims", "persistentvolumes", "pods",
-                                        "podtemplates", "resourcequotas", "serviceaccounts",
-                                        "services"})
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ class Operation:
     """One route: an HTTP method on a path, as upstream's go-restful route describes it.
 
     ``parameters`` are v3 parameter objects (path and query; the body is ``body``);
-    ``responses`` are ``(code, description, definition name)``; ``produces`` and
-    ``consumes`` are media types in upstream's order.
+    ``responses`` are ``(code, description, model)``, the model a definition name or an
+    inline schema (``STRING``); ``produces`` and ``consumes`` are media types in upstream's
+    order (no ``consumes``: the route declares none, as upstream's non-resource routes).
     """
 
     method: str
@@ -123,13 +125,17 @@ class RouteTable:
 
     ``parameters`` is the shared parameter table (``schemas.builtin()["parameters"]``);
     ``model(spec)`` and ``list_model(spec)`` give the definition names of a spec's kind and
-    list kind.
+    list kind; ``options_parameters`` maps the definition name of an options kind
+    (``io.k8s.api.core.v1.PodExecOptions``) to the query parameters upstream derives from
+    its fields (``AddObjectParams``).
     """
 
-    def __init__(self, parameters: dict, model, list_model):
+    def __init__(self, parameters: dict, model, list_model,
+                 options_parameters: dict | None = None):
         self._parameters = parameters
         self._model = model
         self._list_model = list_model
+        self._options_parameters = options_parameters or {}
         #: document key -> path -> [Operation]
         self.documents: dict[str, dict[str, list[Operation]]] = {}
         #: the keys of the documents of custom resources (``add_custom_resource_version``)
@@ -157,6 +163,20 @@ class RouteTable:
                 "get", "getAPIVersions", "get available API versions", "apis", (),
                 ((*OK, META + "APIGroupList"),), OBJECT_MEDIA, OBJECT_MEDIA))
 
+    def add_issuer_discovery(self) -> None:
+        """Service-account issuer discovery (``routes.OpenIDMetadataServer``): the OpenID
+        configuration and the key set, each its own document."""
+        self.add(".well-known/openid-configuration", "/.well-known/openid-configuration/",
+                 Operation("get", "getServiceAccountIssuerOpenIDConfiguration",
+                           "get service account issuer OpenID configuration, also known as "
+                           "the 'OIDC discovery doc'", "WellKnown", (), ((*OK, STRING),),
+                           JSON_MEDIA, ()))
+        self.add("openid/v1/jwks", "/openid/v1/jwks/", Operation(
+            "get", "getServiceAccountIssuerOpenIDKeyset",
+            "get service account issuer OpenID JSON Web Key Set (contains public token "
+            "verification keys)", "openid", (), ((*OK, STRING),),
+            ("application/jwk-set+json",), ()))
+
     def add_group(self, group: str) -> None:
         """``/apis/<group>/``: the group's ``APIGroup`` document."""
         trimmed = _trimmed(group)
@@ -169,7 +189,21 @@ class RouteTable:
         """``/<prefix>/`` (the ``APIResourceList``) and every resource of the version.
 
         ``resources`` maps ``"configmaps"`` or ``"namespaces/status"`` to handlers with a
-        ``spec`` (``ResourceSpec``) and optionally ``verbs``, as discovery reads them.
+        ``spec`` (``ResourceSpec``) and optionally ``verbs``, as discovery reads them. What
+        upstream's installer learns from a storage's interfaces, a handler may say with
+        these attributes:
+
+        * ``connect_methods``: the HTTP methods of a connect subresource
+          (``rest.Connecter.ConnectMethods``: ``pods/exec``, ``nodes/proxy``); its
+          ``spec.kind`` is its options kind, whose fields are its query parameters;
+          ``connect_subpath`` (true for the proxies) adds the ``/{path}`` routes.
+        * ``get_options_kind``: the options kind of a GET that takes options
+          (``rest.GetterWithOptions``: ``pods/log`` reads ``PodLogOptions``).
+        * ``produces_mime_types`` and ``produces_object`` (``rest.StorageMetadata``): media
+          types produced before the usual ones, and what the answer is instead of the kind
+          (``"string"``).
+        * ``delete_returns_object`` (``rest.MayReturnFullObjectDeleter``), on the handler
+          or its store's strategy; without it, the strategy's ``return_deleted_object``.
         """
         infix, tag = group_version_prefix(group, version)
         document = document_key(group, version)
@@ -187,18 +221,56 @@ class RouteTable:
             # A subresource's path and names are its parent's (serviceaccounts/token is
             # "createCoreV1NamespacedServiceAccountToken"), its bodies its own kind's.
             parent = getattr(resources.get(resource), "spec", None) or spec
+            if getattr(handler, "connect_methods", None):
+                self._add_connect(document, prefix, infix, tag, parent, spec, resource,
+                                  subresource, handler)
+                continue
             self._add_resource(document, prefix, infix, tag, parent, spec, resource,
-                               subresource, verbs, _delete_returns_object(spec, resource, handler))
+                               subresource, verbs, handler)
+
+    def _options(self, spec, kind: str) -> tuple:
+        """The query parameters of the options kind ``kind`` of ``spec``'s group version."""
+        return tuple(self._options_parameters.get(
+            schemas.untyped_name(spec.group, spec.version, kind), ()))
+
+    def _add_connect(self, document, prefix, infix, tag, parent, spec, resource, subresource,
+                     handler) -> None:
+        """The ``CONNECT`` actions of a connect subresource: one route per method, at the
+        item path and (``connect_subpath``) at ``/{path}`` below it."""
+        kind = parent.kind
+        gvk = (spec.group, spec.version, spec.kind)
+        scope = "Namespaced" if parent.namespaced else ""
+        ns_path = "/namespaces/{namespace}" if parent.namespaced else ""
+        path = f"{prefix}{ns_path}/{resource}/{{name}}" + (f"/{subresource}" if subresource
+                                                            else "")
+        params = (self._params(("namespace",)) if parent.namespaced else ()) + (
+            _name_param(spec.kind),)
+        options = self._options(spec, spec.kind)
+        produced = PRODUCED_OBJECTS.get(getattr(handler, "produces_object", None) or "string",
+                                        STRING)
+        routes = [(path, params, "")]
+        if getattr(handler, "connect_subpath", False):
+            routes.append((path + "/{path}", params + (PATH_PARAM,), "WithPath"))
+        what = f"{subresource} of {kind}" if subresource else kind
+        sub = valid_operation_id(subresource, True)
+        for route, route_params, suffix in routes:
+            for method in handler.connect_methods:
+                self.add(document, route, Operation(
+                    method.lower(),
+                    # GetOperationIDAndTags puts the group version after the verb.
+                    "connect" + infix + method.capitalize() + scope + kind + sub + suffix,
+                    f"connect {method} requests to {what}", tag, route_params + options,
+                    ((*OK, produced),), ANY_MEDIA, ANY_MEDIA, action="connect", gvk=gvk))
 
     def _add_resource(self, document, prefix, infix, tag, parent, spec, resource, subresource,
-                      verbs, delete_returns_object) -> None:
+                      verbs, handler) -> None:
         kind = parent.kind
         model = self._model(spec)
+        delete_returns_object = _delete_returns_object(handler)
         gvk = (spec.group, spec.version, spec.kind)
         scope = "Namespaced" if parent.namespaced else ""
         # Upstream names the path's name after the storage's own kind (TokenRequest).
-        name_param = {"name": "name", "in": "path", "description": f"name of the {spec.kind}",
-                      "required": True, "schema": {"type": "string", "uniqueItems": True}}
+        name_param = _name_param(spec.kind)
         scope_params = self._params(("namespace",)) if parent.namespaced else ()
         ns_path = "/namespaces/{namespace}" if parent.namespaced else ""
         collection = f"{prefix}{ns_path}/{resource}"
@@ -217,10 +289,17 @@ class RouteTable:
             path = f"{item}/{subresource}"
             params = scope_params + (name_param,)
             if "get" in verbs:
+                # A GET with options (pods/log) takes its options' fields as parameters and
+                # may answer something else than its kind, in more media types.
+                options_kind = getattr(handler, "get_options_kind", None)
+                options = self._options(spec, options_kind) if options_kind else ()
+                produced = PRODUCED_OBJECTS.get(getattr(handler, "produces_object", None),
+                                                model)
+                media = tuple(getattr(handler, "produces_mime_types", ())) + OBJECT_MEDIA
                 self.add(document, path, op(
                     "get", "read", scope + kind + sub,
-                    f"read {subresource} of the specified {kind}", params, (),
-                    ((*OK, model),), OBJECT_MEDIA, "get"))
+                    f"read {subresource} of the specified {kind}", params + options, (),
+                    ((*OK, produced),), media, "get"))
             if "update" in verbs:
                 self.add(document, path, op(
                     "put", "replace", scope + kind + sub,
@@ -242,9 +321,12 @@ class RouteTable:
 
         item_params = scope_params + (name_param,)
         list_model = self._list_model(spec) if verbs & {"list", "watch"} else ""
+        # A storage that cannot watch lists "objects of kind", not "list or watch".
+        list_doc = (f"list or watch objects of kind {kind}" if "watch" in verbs
+                    else f"list objects of kind {kind}")
         if "list" in verbs:
             self.add(document, collection, op(
-                "get", "list", scope + kind, f"list or watch objects of kind {kind}",
+                "get", "list", scope + kind, list_doc,
                 scope_params, LIST_OPTIONS, ((*OK, list_model),), STREAM_MEDIA, "list"))
         if "create" in verbs:
             self.add(document, collection, op(
@@ -293,8 +375,7 @@ class RouteTable:
             # Upstream also serves namespaced lists and watches across all namespaces.
             if "list" in verbs:
                 self.add(document, f"{prefix}/{resource}", op(
-                    "get", "list", kind + "ForAllNamespaces",
-                    f"list or watch objects of kind {kind}", (), LIST_OPTIONS,
+                    "get", "list", kind + "ForAllNamespaces", list_doc, (), LIST_OPTIONS,
                     ((*OK, list_model),), STREAM_MEDIA, "list"))
             if "watch" in verbs:
                 self.add(document, f"{prefix}/watch/{resource}", op(
@@ -389,10 +470,25 @@ class RouteTable:
             item_params, PATCH_PARAMS, ((*OK, model),), "patch", PATCH, True, CR_PATCH_MEDIA))
 
 
-def _delete_returns_object(spec, resource: str, handler) -> bool:
-    if not spec.group:
-        return resource in CORE_DELETE_RETURNS_OBJECT
+def _name_param(kind: str) -> dict:
+    return {"name": "name", "in": "path", "description": f"name of the {kind}",
+            "required": True, "schema": {"type": "string", "uniqueItems": True}}
+
+
+#: The ``{path}`` of a connect subresource's sub-path routes.
+PATH_PARAM = {"name": "path", "in": "path", "description": "path to the resource",
+              "required": True, "schema": {"type": "string", "uniqueItems": True}}
+
+
+def _delete_returns_object(handler) -> bool:
+    """Whether DELETE is documented as answering the deleted object (upstream:
+    ``MayReturnFullObjectDeleter``): the handler's or its strategy's
+    ``delete_returns_object``, else whether the strategy's store returns it."""
     strategy = getattr(getattr(handler, "store", None), "strategy", None)
+    for owner in (handler, strategy):
+        says = getattr(owner, "delete_returns_object", None)
+        if says is not None:
+            return bool(says)
     return bool(getattr(strategy, "return_deleted_object", False))
 
 
@@ -402,6 +498,6 @@ def referenced(operations) -> set:
     for operation in operations:
         if operation.body:
             names.add(operation.body)
-        names.update(model for _, _, model in operation.responses)
+        names.update(model for _, _, model in operation.responses if isinstance(model, str))
     return names
 

@@ -40,16 +40,28 @@ _V2_ONE_OF = {
 }
 
 
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                             "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def go_json(value, escape_html: bool = True) -> str:
+    """``json.Marshal``'s text of ``value``: compact, HTML characters escaped (unless
+    ``escape_html`` is false: the JSON v2 encoder kube-openapi writes ``/openapi/v2`` with)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.translate(_GO_ESCAPES) if escape_html else text
+
+
 def builtin() -> dict:
-    """``{"definitions": {name: schema}, "parameters": {name: parameter}}`` of the data files."""
-    definitions: dict[str, dict] = {}
-    parameters: dict[str, dict] = {}
+    """``{"definitions": {name: schema}, "parameters": {name: parameter},
+    "options_parameters": {options kind's definition name: [query parameter]}}`` of the
+    data files."""
+    out: dict[str, dict] = {"definitions": {}, "parameters": {}, "options_parameters": {}}
     for name in DATA_FILES:
         with open(os.path.join(_DATA_DIR, name)) as f:
             data = json.load(f)
-        definitions.update(data.get("definitions", {}))
-        parameters.update(data.get("parameters", {}))
-    return {"definitions": definitions, "parameters": parameters}
+        for key, table in out.items():
+            table.update(data.get(key, {}))
+    return out
 
 
 def read_definitions(path: str) -> dict:
@@ -143,17 +155,17 @@ def _schema_to_v2(schema):
                 else value
         elif key in _SCHEMA_KEYS:
             out[key] = _schema_to_v2(value)
+        elif key == "allOf" and isinstance(value, list) and len(value) == 1 and \
+                isinstance(value[0], dict) and set(value[0]) == {"$ref"}:
+            # v3 wraps a reference that has siblings in allOf (builder3's wrapRefs); v2 has
+            # the reference itself, where the allOf was.
+            out["$ref"] = _schema_to_v2(value[0])["$ref"]
         elif key in _SCHEMA_LIST_KEYS:
             out[key] = [_schema_to_v2(item) for item in value]
         elif key in _SCHEMA_MAP_KEYS:
             out[key] = {k: _schema_to_v2(v) for k, v in value.items()}
         else:
             out[key] = value
-    # v3 wraps a reference that has siblings in allOf (builder3's wrapRefs); v2 has none.
-    all_of = out.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
-        out.pop("allOf")
-        out = {"$ref": all_of[0]["$ref"], **out}
     return out
 
 

@@ -35,8 +35,13 @@ def split_common(operations: list[Operation]) -> tuple[list, dict]:
     return sorted((last[key] for key in common), key=_key), own
 
 
-def _content(media: tuple, model: str) -> dict:
-    return {media_type: {"schema": {"$ref": V3_PREFIX + model}} for media_type in sorted(media)}
+def schema_of(model, prefix: str = V3_PREFIX) -> dict:
+    """A response or body model: a reference to a definition, or an inline schema."""
+    return dict(model) if isinstance(model, dict) else {"$ref": prefix + model}
+
+
+def _content(media: tuple, model) -> dict:
+    return {media_type: {"schema": schema_of(model)} for media_type in sorted(media)}
 
 
 def _operation(operation: Operation, parameters: list) -> dict:
@@ -80,7 +85,9 @@ def render(paths: dict[str, list[Operation]], definitions: dict, info: dict,
     security schemes, which upstream's CRD documents do not declare)."""
     operations = [operation for ops in paths.values() for operation in ops]
     names = reachable(referenced(operations), definitions)
-    components = {"schemas": {name: definitions[name] for name in sorted(names)}}
+    # Go leaves an empty map out (``omitempty``): the issuer discovery documents have none.
+    components = {"schemas": {name: definitions[name] for name in sorted(names)}} if names \
+        else {}
     if security_schemes:
         components["securitySchemes"] = SECURITY_SCHEMES
     return {

@@ -131,7 +131,8 @@ class APIServer:
                                    f"{config.bind_address}:{config.secure_port}")
         #: Builds /openapi/v2 and /openapi/v3 from the groups discovery lists, on the first
         #: request; whoever changes the installed groups calls ``openapi.invalidate()``.
-        self.openapi = OpenAPIBuilder(lambda: self.discovery.groups, self._version)
+        self.openapi = OpenAPIBuilder(lambda: self.discovery.groups, self._version,
+                                      issuer_discovery=True)
         self._openapi_service = OpenAPIService(self.openapi)
         controllers = pm.collect("kapiserver_controllers", config=config)
         self.controllers = ControllerManager(

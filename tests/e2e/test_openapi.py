@@ -87,8 +87,9 @@ def reference(name):
 # -- documents -----------------------------------------------------------------------------------
 
 def installed_documents(api) -> set:
-    """The v3 documents a server with these groups serves, from its legacy discovery."""
-    keys = {"version", "api", "apis"}
+    """The v3 documents a server with these groups serves, from its legacy discovery (and
+    service-account issuer discovery's two)."""
+    keys = {"version", "api", "apis", ".well-known/openid-configuration", "openid/v1/jwks"}
     keys |= {f"api/{v}" for v in get(api, "/api").json()["versions"]}
     for group in get(api, "/apis").json()["groups"]:
         keys.add(f"apis/{group['name']}")

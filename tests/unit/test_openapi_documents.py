@@ -17,10 +17,10 @@ from kapiserver_plugins.coordination.leases import LEASES
 from kapiserver_plugins.core.configmaps import CONFIGMAPS
 from kapiserver_plugins.core.endpoints import ENDPOINTS
 from kapiserver_plugins.core.events import EVENTS
-from kapiserver_plugins.core.namespaces import NAMESPACES
+from kapiserver_plugins.core.namespaces import NAMESPACES, NamespaceStrategy
 from kapiserver_plugins.core.secrets import SECRETS
-from kapiserver_plugins.core.serviceaccounts import SERVICEACCOUNTS
-from kapiserver_plugins.core.services import SERVICES
+from kapiserver_plugins.core.serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
+from kapiserver_plugins.core.services import SERVICES, ServiceStrategy
 from kapiserver_plugins.events.events import EVENTS as EVENTS_V1
 
 REFERENCE = "/work/shared/reference"
@@ -43,8 +43,16 @@ SERVED = {"": {"configmaps": (CONFIGMAPS, None), "namespaces": (NAMESPACES, None
           "events.k8s.io": {"events": (EVENTS_V1, None)}}
 
 
+#: The strategies whose store answers DELETE with the object, as the plugins declare them.
+STRATEGIES = {SERVICES.resource: ServiceStrategy, SERVICEACCOUNTS.resource: ServiceAccountStrategy,
+              NAMESPACES.resource: NamespaceStrategy}
+
+
 def handler(spec, verbs=None):
-    return SimpleNamespace(spec=spec, verbs=tuple(verbs or spec.verbs))
+    strategy = STRATEGIES.get(spec.resource) if spec.group == "" else None
+    strategy = strategy(spec) if strategy else None
+    return SimpleNamespace(spec=spec, verbs=tuple(verbs or spec.verbs),
+                           store=SimpleNamespace(strategy=strategy))
 
 
 def built_in_groups():
@@ -226,7 +234,10 @@ def test_v2_operations_carry_consumes_produces_and_kubernetes_extensions(swagger
     assert patch["responses"]["401"] == {"description": "Unauthorized"}
     assert patch["x-kubernetes-group-version-kind"] == {"group": "", "kind": "ConfigMap",
                                                         "version": "v1"}
-    parameters = [swagger["parameters"][p["$ref"].rsplit("/", 1)[1]]
+    # kubectl looks for dryRun and fieldValidation inline: kube-openapi never shares them.
+    assert [p.get("name") for p in patch["parameters"]] == [
+        None, "dryRun", None, "fieldValidation", None]
+    parameters = [swagger["parameters"][p["$ref"].rsplit("/", 1)[1]] if "$ref" in p else p
                   for p in patch["parameters"]]
     assert [p["name"] for p in parameters] == ["body", "dryRun", "fieldManager",
                                                 "fieldValidation", "force"]

@@ -96,8 +96,15 @@ def test_paths_operations_and_their_extensions(message, swagger):
     assert one(ok, 1) == b"OK"
     assert one(one(one(ok, 2), 1), 1) == b"#/definitions/io.k8s.api.core.v1.ConfigMap"
     assert fields(one(responses["401"], 1)) == [(1, b"Unauthorized")]
-    # Path-level parameters are references to the shared ones.
-    references = [one(one(p, 2), 1).decode() for p in every(item, 9)]
+    # Path-level parameters are references to the shared ones, but the name (its
+    # description names the kind: never shared), inline.
+    names = [p.get("name") for p in swagger["paths"][
+        "/api/v1/namespaces/{namespace}/configmaps/{name}"]["parameters"]]
+    assert names == ["name", None, None]
+    encoded = every(item, 9)
+    inline = one(one(one(encoded[0], 1), 2), 4)  # Parameter.non_body.path_parameter
+    assert one(inline, 2) == b"path" and one(inline, 4) == b"name"
+    references = [one(one(p, 2), 1).decode() for p in encoded[1:]]
     assert all(r.startswith("#/parameters/") for r in references)
 
 
