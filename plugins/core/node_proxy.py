@@ -117,6 +117,10 @@ def dial_error(err: BaseException, host: str, port: int) -> str:
 class NodeProxyHandler:
     """Serves ``nodes/{name}/proxy[/path]`` over the nodes' store."""
 
+    #: ``proxyMethods``, and the ``/{path}`` routes: what OpenAPI describes.
+    connect_methods = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+    connect_subpath = True
+
     def __init__(self, store, server):
         import dataclasses
 

@@ -332,4 +332,7 @@ def install(server) -> dict:
     services = server.rest_handler(SERVICES, ServiceStrategy(SERVICES))
     registry = ServiceRegistry.extending(services.store, allocators)
     services.store = server.registries[(SERVICES.group, SERVICES.resource)] = registry
-    return {"services": services, "services/status": status}
+    from .service_proxy import ServiceProxyHandler  # the web layer: not in the master
+
+    return {"services": services, "services/status": status,
+            "services/proxy": ServiceProxyHandler(server, SERVICES)}

@@ -196,6 +196,11 @@ class Kubelets:
 class LogHandler:
     """``pods/log`` (``LogREST``): the container's log, streamed from its kubelet."""
 
+    #: What OpenAPI says of it (``GetterWithOptions``, ``StorageMetadata``).
+    get_options_kind = "PodLogOptions"
+    produces_mime_types = ("text/plain",)
+    produces_object = "string"
+
     def __init__(self, kubelets: Kubelets):
         self.kubelets = kubelets
         self.spec = subresource_spec("log")
@@ -369,6 +374,9 @@ class StreamHandler:
     beyond this server: a kubelet that accepts one is answered 503.
     """
 
+    #: ``upgradeableMethods``: what OpenAPI describes (a ``Connecter``).
+    connect_methods = ("GET", "POST")
+
     def __init__(self, kubelets: Kubelets, kind: str):
         self.kubelets = kubelets
         self.kind = kind
@@ -465,6 +473,10 @@ def split_scheme_name_port(value: str) -> tuple[str, str, str] | None:
 
 class ProxyHandler:
     """``pods/proxy`` (``ProxyREST``): the request, forwarded to the pod's IP."""
+
+    #: ``proxyMethods``, and the ``/{path}`` routes: what OpenAPI describes.
+    connect_methods = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+    connect_subpath = True
 
     def __init__(self, kubelets: Kubelets):
         self.kubelets = kubelets
