@@ -22,6 +22,9 @@ class NamespaceStrategy(Strategy):
 
     status_subresource = True
     return_deleted_object = True
+    #: Upstream's namespace REST wraps its store without ``MayReturnFullObjectDeleter``:
+    #: OpenAPI documents its DELETE as answering a Status.
+    delete_returns_object = False
 
     def name_validator(self):
         from kapiserver.apimachinery.validation import name_is_dns_label

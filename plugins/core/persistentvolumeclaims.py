@@ -374,6 +374,9 @@ def _drop_disabled_status_fields(new: dict, old: dict) -> None:
 class PersistentVolumeClaimStrategy(CoreStrategy):
     """``persistentvolumeclaim.Strategy`` and its status strategy."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     def set_defaults(self, obj):
         set_claim_defaults(obj)
 

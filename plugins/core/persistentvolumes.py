@@ -215,6 +215,9 @@ def _drop_attributes_class(new: dict, old: dict | None) -> None:
 class PersistentVolumeStrategy(CoreStrategy):
     """``persistentvolume.Strategy`` and its status strategy."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     def set_defaults(self, obj):
         set_volume_defaults(obj)
 

@@ -19,6 +19,9 @@ TEMPLATE = FieldPath("template")
 class PodTemplateStrategy(CoreStrategy):
     """``podtemplate.Strategy``."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     has_generation = True
 
     def set_defaults(self, obj):

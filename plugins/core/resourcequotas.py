@@ -186,6 +186,9 @@ def _usage_cells(status: dict) -> tuple[str, str]:
 class ResourceQuotaStrategy(CoreStrategy):
     """``resourcequota.Strategy`` and its status strategy."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     def set_defaults(self, obj):
         _set_quota_defaults(obj)
 

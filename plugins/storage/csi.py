@@ -151,6 +151,9 @@ class CSIDriverStrategy(BuiltinStrategy):
     """``pkg/registry/storage/csidriver`` strategy: no generation on create; changes to the
     token requests, requiresRepublish or seLinuxMount count one (``CSIDriverRegistry``)."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     allow_unconditional_update = False
 
     def set_defaults(self, obj):
@@ -256,6 +259,9 @@ def validate_csi_node_update(new: dict, old: dict) -> list[FieldError]:
 
 class CSINodeStrategy(BuiltinStrategy):
     """``pkg/registry/storage/csinode`` strategy."""
+
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
 
     allow_unconditional_update = False
 

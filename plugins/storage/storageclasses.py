@@ -153,6 +153,9 @@ def is_default_class(meta: dict) -> bool:
 class StorageClassStrategy(BuiltinStrategy):
     """``pkg/registry/storage/storageclass`` strategy: no generation."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     def set_defaults(self, obj):
         set_storage_class_defaults(obj)
 

@@ -165,6 +165,9 @@ def validate_volume_attachment_update(new: dict, old: dict) -> list[FieldError]:
 class VolumeAttachmentStrategy(BuiltinStrategy):
     """``pkg/registry/storage/volumeattachment`` strategy."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     allow_unconditional_update = False
 
     def set_defaults(self, obj):

@@ -57,6 +57,9 @@ class PodStrategy(CoreStrategy):
     """``podStrategy``: defaults, ``PrepareForCreate``/``PrepareForUpdate``, validation,
     selectable fields, the Table and graceful deletion."""
 
+    #: Its upstream store is built with ``ReturnDeletedObject``: DELETE answers the object.
+    return_deleted_object = True
+
     def set_defaults(self, obj: dict) -> None:
         from kapiserver.apis.core.defaults import set_pod_defaults
 
