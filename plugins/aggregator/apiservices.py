@@ -163,6 +163,9 @@ class APIServiceStrategy(Strategy):
 
     def prepare_for_create(self, obj):
         obj["status"] = {}
+        if is_local(obj):
+            # "mark local API services as immediately available on create"
+            set_available(obj, "True", "Local", "Local APIServices are always available")
 
     def validate(self, obj):
         return validate_apiservice(obj)
