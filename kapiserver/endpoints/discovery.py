@@ -95,11 +95,14 @@ class Discovery:
         for path, groups in (("/api", [g for g in self.all_groups if g.name == ""]),
                              ("/apis", [g for g in self.all_groups if g.name != ""])):
             items = [self._aggregated_group(g) for g in groups]
+            # calculateETag: SHA-512 of json.Marshal of the list without its type (no
+            # newline; the same for every version and encoding, Vary: Accept parts them).
+            marshalled = dumps_json({"metadata": {}, "items": items}).removesuffix(b"\n")
+            etag = '"' + hashlib.sha512(marshalled).hexdigest().upper() + '"'
             for version in AGGREGATED_VERSIONS:
                 body = dumps_json({"kind": "APIGroupDiscoveryList",
                                    "apiVersion": f"apidiscovery.k8s.io/{version}",
                                    "metadata": {}, "items": items})
-                etag = '"' + hashlib.sha512(body).hexdigest().upper() + '"'
                 self._aggregated[path, version] = (body, etag)
 
     @staticmethod
