@@ -3,9 +3,10 @@
 
 Each server (each gunicorn worker) lists the configurations once, on the first request
 admission sees, then has its watch cache hand it every later write under their key prefix
-(``Watcher.deliver``): a configuration created, changed or deleted takes effect on every
-worker as soon as its watch cache has read the write (writers wake the other workers'
-caches at once), and admitting a request never reads the store. The configurations are
+(``Watcher.deliver``): admitting a request never lists or reads configurations from the
+store. Before answering, it only checks that the watch cache has read the store's latest
+revision (waiting briefly if not), so a configuration created, changed or deleted takes
+effect on every worker for the very next request, whichever worker wrote it. The configurations are
 ordered by name and their webhooks keep their order, as upstream's; each is compiled once
 (selectors parsed, match conditions compiled) and reused until its configuration changes.
 """
@@ -22,6 +23,8 @@ from .conditions import MatchConditions
 log = logging.getLogger(__name__)
 
 GROUP = "admissionregistration.k8s.io"
+#: Seconds a request waits for the watch cache to reach the store's latest revision.
+SYNC_TIMEOUT = 1.0
 
 
 class Webhook:
@@ -85,7 +88,21 @@ class WebhookSource:
         watcher = self._watcher
         if watcher is None or watcher.closed:
             self._start()
+        self._sync()
         return self._webhooks
+
+    def _sync(self) -> None:
+        """Wait (briefly) until the watch cache has read the store's latest write, so that
+        a request sees a configuration written just before, by any worker: one look at the
+        store's revision, as the admission informers take."""
+        registry = self.server.registries.get((GROUP, self.resource))
+        if registry is None:
+            return
+        cache = self.server.watch_cache
+        target = registry.storage.current_revision()
+        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
+            log.warning("webhook configurations: watch cache behind revision %d after %.1fs",
+                        target, SYNC_TIMEOUT)
 
     def _start(self) -> None:
         with self._lock:
