@@ -1,0 +1,180 @@
+"""Informers: one worker's copy of a resource's objects, kept current from the watch cache.
+
+Upstream's admission plugins read listers: informer caches that a list and a watch keep
+up to date, so that admitting a pod reads PriorityClasses and LimitRanges from memory and
+never calls the API. Here each server (each worker) loads a resource once from the store
+and then has the watch cache hand it every later write under the resource's key prefix
+(``Watcher.deliver``, called by the cache's feed as it reads the log). Reads are dict
+lookups; before answering, a read waits (briefly) until the cache has seen the store's
+latest revision, so a request sees what an earlier request wrote, whichever worker
+served that one — something upstream's informers do not promise but a client expects
+from one server (``kubectl create -f`` of a PriorityClass and a pod that names it).
+
+Objects handed out are the cached ones: callers must not change them (copy first).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+log = logging.getLogger(__name__)
+
+#: Seconds a read waits for the watch cache to reach the store's latest revision.
+SYNC_TIMEOUT = 1.0
+
+
+class Informer:
+    """The objects of one resource (``(group, resource)``), by namespace and name."""
+
+    def __init__(self, server, group: str, resource: str):
+        self.server = server
+        self.group = group
+        self.resource = resource
+        #: namespace ("" for cluster-scoped objects) -> name -> object
+        self._objects: dict[str, dict[str, dict]] = {}
+        self._watcher = None
+        self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
+
+    # -- feed ----------------------------------------------------------------------------------
+
+    @property
+    def registry(self):
+        """The resource's ``RegistryStore``, or None when this server does not serve it."""
+        return self.server.registries.get((self.group, self.resource))
+
+    def _ensure_loaded(self, registry) -> None:
+        watcher = self._watcher
+        if watcher is not None and not watcher.closed:
+            return
+        with self._load_lock:
+            watcher = self._watcher
+            if watcher is not None and not watcher.closed:
+                return
+            if watcher is not None:
+                log.info("informer %s: watch ended (%s); reloading", self._name,
+                         watcher.close_reason)
+            self._load(registry)
+
+    def _load(self, registry) -> None:
+        storage, cache = registry.storage, self.server.watch_cache
+        revision = storage.current_revision()
+        cache.wait_for(revision, 3.0)
+        prefix = registry.spec.key_prefix()
+        objects: dict[str, dict[str, dict]] = {}
+        page = storage.list(prefix, revision=revision)
+        for obj in registry.decode_many(page.items):
+            meta = obj.get("metadata") or {}
+            objects.setdefault(meta.get("namespace", ""), {})[meta.get("name", "")] = obj
+        watcher = cache.watch(prefix, page.revision)
+        with cache.lock:
+            # Events the cache replayed since the snapshot are applied first; from here on
+            # the feed applies each event as it reads it (under the same lock).
+            with self._lock:
+                self._objects = objects
+            for event in list(watcher.pending):
+                self._apply(registry, event)
+            watcher.pending.clear()
+            watcher.deliver = lambda event: self._apply(registry, event)
+        self._watcher = watcher
+
+    def _apply(self, registry, event) -> None:
+        namespace, name = self._split(registry, event.key)
+        if name is None:
+            return
+        obj = None
+        if event.value is not None:
+            try:
+                obj = registry.decode(event.value, event.revision)
+            except Exception:  # one bad object must not stop the feed for the rest
+                log.exception("informer %s: cannot decode %s", self._name, event.key)
+                return
+        with self._lock:
+            # Replaced, never changed in place: a reader may be iterating the old dict.
+            names = dict(self._objects.get(namespace, {}))
+            if obj is None:
+                names.pop(name, None)
+            else:
+                names[name] = obj
+            objects = dict(self._objects)
+            if names:
+                objects[namespace] = names
+            else:
+                objects.pop(namespace, None)
+            self._objects = objects
+
+    @staticmethod
+    def _split(registry, key: str) -> tuple[str, str | None]:
+        rest = key[len(registry.spec.key_prefix()):]
+        parts = rest.split("/")
+        if registry.spec.namespaced:
+            return (parts[0], parts[1]) if len(parts) == 2 else ("", None)
+        return ("", parts[0]) if len(parts) == 1 else ("", None)
+
+    @property
+    def _name(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def sync(self) -> bool:
+        """Bring this informer up to the store's latest revision (bounded wait); False when
+        the resource is not served here (the informer then holds nothing)."""
+        registry = self.registry
+        if registry is None:
+            return False
+        self._ensure_loaded(registry)
+        target = registry.storage.current_revision()
+        cache = self.server.watch_cache
+        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
+            log.warning("informer %s: watch cache behind revision %d after %.1fs",
+                        self._name, target, SYNC_TIMEOUT)
+        return True
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> dict | None:
+        """The object, or None (``namespace`` is "" for a cluster-scoped resource)."""
+        if not self.sync():
+            return None
+        return self._objects.get(namespace, {}).get(name)
+
+    def list(self, namespace: str | None = None) -> list[dict]:
+        """The objects of ``namespace`` (None: of every namespace), ordered by namespace
+        and name as the store lists them."""
+        if not self.sync():
+            return []
+        objects = self._objects
+        if namespace is not None:
+            names = objects.get(namespace, {})
+            return [names[name] for name in sorted(names)]
+        return [names[name] for ns in sorted(objects) for names in (objects[ns],)
+                for name in sorted(names)]
+
+
+class SharedInformers:
+    """The informers of one server, one per resource, shared by every plugin that reads it
+    (upstream's ``SharedInformerFactory``)."""
+
+    def __init__(self, server):
+        self.server = server
+        self._informers: dict[tuple[str, str], Informer] = {}
+        self._lock = threading.Lock()
+
+    def informer(self, group: str, resource: str) -> Informer:
+        """The informer of ``(group, resource)``, created (not loaded) on first use."""
+        key = (group, resource)
+        informer = self._informers.get(key)
+        if informer is None:
+            with self._lock:
+                informer = self._informers.setdefault(key, Informer(self.server, group,
+                                                                    resource))
+        return informer
+
+
+def informers_for(server) -> SharedInformers:
+    """The server's one ``SharedInformers``, created on first use (state lives on the server
+    object, so that two servers in one process do not share it)."""
+    informers = server.__dict__.get("admission_informers")
+    if informers is None:
+        informers = server.__dict__.setdefault("admission_informers", SharedInformers(server))
+    return informers
