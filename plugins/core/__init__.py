@@ -9,7 +9,7 @@ start, the ``kube-system/extension-apiserver-authentication`` ConfigMap tells ex
 servers whom to trust.
 """
 
-from marshmallow import fields
+from marshmallow import fields, validate
 
 from kapiserver.options.types import Duration, Path, kubeconfig_file
 from kapiserver.plugin_manager import hookimpl
@@ -17,21 +17,28 @@ from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
 from . import (componentstatuses, limitranges, nodes, persistentvolumeclaims, persistentvolumes,
                pods, podtemplates, replicationcontrollers, resourcequotas, services)
+from .alwayspullimages import AlwaysPullImages
 from .authentication_info import AuthenticationTrustController, publish_authentication_info
 from .configmaps import CONFIGMAPS, ConfigMapStrategy
+from .defaulttolerationseconds import DEFAULT_SECONDS, DefaultTolerationSeconds
+from .denyserviceexternalips import DenyServiceExternalIPs
 from .endpoints import ENDPOINTS, EndpointsStrategy
 from .events import EVENTS, EventStrategy
 from .kubernetes_service import ensure_kubernetes_service
 from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
+from .limitranger import LimitRanger
 from .namespace_controller import NamespaceController
 from .namespaces import (NAMESPACES, NamespaceFinalizeStrategy, NamespaceStatusStrategy,
                          NamespaceStrategy)
 from .nodetaint import TaintNodesByCondition
+from .podnodeselector import PodNodeSelector
+from .podtolerationrestriction import PodTolerationRestriction
 from .quota.admission import ResourceQuotaAdmission
 from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
 from .serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
+from .storageobjectinuseprotection import StorageObjectInUseProtection
 from .tokenlimits import validate_max_token_expiration
 
 
@@ -89,6 +96,10 @@ def _kind_modules(server) -> dict:
     return handlers
 
 
+#: Go's int64, the type of kube-apiserver's toleration-seconds flags.
+_INT64 = validate.Range(-(1 << 63), (1 << 63) - 1)
+
+
 @hookimpl
 def kapiserver_add_options(options):
     options.add("event-ttl", Duration(load_default=3600.0),
@@ -104,6 +115,15 @@ def kapiserver_add_options(options):
     options.add("kubeconfig", Path(load_default="", validate=kubeconfig_file),
                 "kubeconfig of the main (core) API server, for an extension server: "
                 "NamespaceLifecycle checks the namespaces there (its user may get namespaces)")
+    options.add("default-not-ready-toleration-seconds",
+                fields.Integer(load_default=DEFAULT_SECONDS, strict=False, validate=_INT64),
+                "tolerationSeconds of the notReady:NoExecute toleration DefaultTolerationSeconds "
+                "adds to every pod that does not already have such a toleration")
+    options.add("default-unreachable-toleration-seconds",
+                fields.Integer(load_default=DEFAULT_SECONDS, strict=False, validate=_INT64),
+                "tolerationSeconds of the unreachable:NoExecute toleration "
+                "DefaultTolerationSeconds adds to every pod that does not already have such a "
+                "toleration")
     options.add("service-node-port-range",
                 fields.String(load_default=DEFAULT_NODE_PORTS, validate=validate_node_port_range),
                 "port range (low-high) from which NodePort and LoadBalancer services' node "
@@ -117,7 +137,14 @@ def kapiserver_api_groups(config):
 
 @hookimpl
 def kapiserver_admission_plugins(config):
-    return {"NamespaceLifecycle": NamespaceLifecycle,
+    return {"AlwaysPullImages": AlwaysPullImages,
+            "DefaultTolerationSeconds": DefaultTolerationSeconds,
+            "DenyServiceExternalIPs": DenyServiceExternalIPs,
+            "LimitRanger": LimitRanger,
+            "PodNodeSelector": PodNodeSelector,
+            "PodTolerationRestriction": PodTolerationRestriction,
+            "StorageObjectInUseProtection": StorageObjectInUseProtection,
+            "NamespaceLifecycle": NamespaceLifecycle,
             "ResourceQuota": ResourceQuotaAdmission,
             "TaintNodesByCondition": TaintNodesByCondition}
 
