@@ -40,6 +40,7 @@ from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
 from .serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
 from .storageobjectinuseprotection import StorageObjectInUseProtection
 from .tokenlimits import validate_max_token_expiration
+from .volumeprotection import PVCProtectionController, PVProtectionController
 
 
 def _token_handler(server):
@@ -159,4 +160,6 @@ def kapiserver_controllers(config):
         return NamespaceController(server, finalize, status)
 
     return {"namespace": namespace_controller,
+            "pv-protection": PVProtectionController,
+            "pvc-protection": PVCProtectionController,
             "cluster-authentication-trust": AuthenticationTrustController}
