@@ -1,11 +1,13 @@
-"""The ``scheduling.k8s.io`` API group: PriorityClasses, and the two system classes every
-cluster has from its start."""
+"""The ``scheduling.k8s.io`` API group: PriorityClasses, the two system classes every
+cluster has from its start, and the Priority admission plugin, which gives pods the
+priority of their class."""
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
 from .priorityclasses import PRIORITY_CLASSES, PriorityClassRegistry, PriorityClassStrategy
 from .priorityclasses import ensure_system_priority_classes
+from .priority import Priority
 
 
 class SchedulingV1(APIGroupInstaller):
@@ -24,3 +26,8 @@ class SchedulingV1(APIGroupInstaller):
 @hookimpl
 def kapiserver_api_groups(config):
     return [SchedulingV1()]
+
+
+@hookimpl
+def kapiserver_admission_plugins(config):
+    return {"Priority": Priority}
