@@ -1,5 +1,6 @@
 """The ``storage.k8s.io`` API group: StorageClasses, CSIDrivers, CSINodes,
-CSIStorageCapacities and VolumeAttachments (with ``status``)."""
+CSIStorageCapacities and VolumeAttachments (with ``status``); the DefaultStorageClass and
+PersistentVolumeClaimResize admission plugins, which apply StorageClasses to claims."""
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.registry.store import RegistryStore
@@ -7,6 +8,8 @@ from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin
 
 from .csi import (CSI_DRIVERS, CSI_NODES, CSI_STORAGE_CAPACITIES, CSIDriverStrategy,
                   CSINodeStrategy, CSIStorageCapacityStrategy, csi_driver_generation)
+from .defaultstorageclass import DefaultStorageClass
+from .pvcresize import PersistentVolumeClaimResize
 from .storageclasses import STORAGE_CLASSES, StorageClassStrategy
 from .volumeattachments import VOLUME_ATTACHMENTS, VolumeAttachmentStrategy
 
@@ -42,3 +45,9 @@ class StorageV1(APIGroupInstaller):
 @hookimpl
 def kapiserver_api_groups(config):
     return [StorageV1()]
+
+
+@hookimpl
+def kapiserver_admission_plugins(config):
+    return {"DefaultStorageClass": DefaultStorageClass,
+            "PersistentVolumeClaimResize": PersistentVolumeClaimResize}
