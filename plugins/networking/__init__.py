@@ -1,9 +1,10 @@
 """The ``networking.k8s.io`` API group: Ingresses (with ``status``), IngressClasses and
-NetworkPolicies."""
+NetworkPolicies, and the DefaultIngressClass admission plugin."""
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
+from .defaultingressclass import DefaultIngressClass
 from .ingressclasses import INGRESS_CLASSES, IngressClassStrategy
 from .ingresses import INGRESSES, IngressStrategy
 from .networkpolicies import NETWORK_POLICIES, NetworkPolicyStrategy
@@ -26,3 +27,8 @@ class NetworkingV1(APIGroupInstaller):
 @hookimpl
 def kapiserver_api_groups(config):
     return [NetworkingV1()]
+
+
+@hookimpl
+def kapiserver_admission_plugins(config):
+    return {"DefaultIngressClass": DefaultIngressClass}

@@ -1,8 +1,10 @@
-"""The ``node.k8s.io`` API group: RuntimeClasses."""
+"""The ``node.k8s.io`` API group: RuntimeClasses, and the RuntimeClass admission plugin,
+which gives pods their class's overhead and scheduling."""
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
+from .runtimeclass import RuntimeClass
 from .runtimeclasses import RUNTIME_CLASSES, RuntimeClassStrategy
 
 
@@ -20,3 +22,8 @@ class NodeV1(APIGroupInstaller):
 @hookimpl
 def kapiserver_api_groups(config):
     return [NodeV1()]
+
+
+@hookimpl
+def kapiserver_admission_plugins(config):
+    return {"RuntimeClass": RuntimeClass}
