@@ -1,5 +1,6 @@
 """The ``certificates.k8s.io`` API group: CertificateSigningRequests, with their ``status``
-and ``approval`` subresources."""
+and ``approval`` subresources, and the CertificateApproval, CertificateSigning and
+CertificateSubjectRestriction admission plugins."""
 
 from kapiserver.admission import CREATE
 from kapiserver.endpoints.handlers import RESTHandler
@@ -7,7 +8,10 @@ from kapiserver.plugin_manager import hookimpl
 from kapiserver.registry.builtin import subresource_info
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
+from .approval import CertificateApproval
 from .csrs import CSRS, CSRStrategy, set_requestor
+from .signing import CertificateSigning
+from .subjectrestriction import CertificateSubjectRestriction
 
 
 class CSRHandler(RESTHandler):
@@ -48,3 +52,10 @@ class CertificatesV1(APIGroupInstaller):
 @hookimpl
 def kapiserver_api_groups(config):
     return [CertificatesV1()]
+
+
+@hookimpl
+def kapiserver_admission_plugins(config):
+    return {"CertificateApproval": CertificateApproval,
+            "CertificateSigning": CertificateSigning,
+            "CertificateSubjectRestriction": CertificateSubjectRestriction}
