@@ -374,10 +374,12 @@ class RegistryStore:
 
         With ``encoded`` (``True`` or ``"json"``, or ``"protobuf"``), ``items`` holds each
         item's bytes (as list items: without kind and apiVersion), served from that
-        serializer's item cache where possible, for ``list_json``/``list_protobuf``.
+        serializer's item cache where possible, for ``list_json``/``list_protobuf``; the
+        values of cached items are not even read from storage.
         """
         item_cache = self.protobuf_cache if encoded == "protobuf" else self.item_cache
         unfiltered = not label_selector and not field_selector
+        have = item_cache.entries if encoded and unfiltered else None
         prefix = self.spec.key_prefix(namespace)
         revision, start = 0, ""
         if continue_token:
@@ -394,15 +396,17 @@ class RegistryStore:
         try:
             while True:
                 page = self.storage.list(prefix, revision=read_revision, limit=batch,
-                                         start_key=start)
+                                         start_key=start, have=have)
                 read_revision = page.revision
-                decoded = self._decode_page(page.items, encoded and unfiltered)
+                decoded = self._decode_page(page.items)
                 for index, kv in enumerate(page.items):
                     last_key = kv.key
-                    cached = item_cache.get(kv) if encoded and unfiltered else None
+                    cached = item_cache.get(kv) if have is not None else None
                     if cached is not None:
                         items.append(cached)
                     else:
+                        if kv.value is None:  # cached when listed, dropped since
+                            kv = self.storage.get(kv.key, kv.mod_revision)
                         obj = decoded.pop(kv.key, None) or self.decode(kv.value,
                                                                        kv.mod_revision)
                         if not self.matches(obj, label_selector, field_selector):
@@ -443,14 +447,13 @@ class RegistryStore:
         return {"kind": self.spec.list_kind, "apiVersion": self.spec.api_version,
                 "metadata": metadata, "items": items}
 
-    def _decode_page(self, kvs, cached_items: bool) -> dict:
+    def _decode_page(self, kvs) -> dict:
         """The page's objects decoded together, by key, for a ``remote_decode`` kind (its
         conversion is one round trip per call); empty otherwise, as the list decodes each
-        object only when it needs it."""
+        object only when it needs it. Values left unread (cached items) are skipped."""
         if not self.strategy.remote_decode:
             return {}
-        if cached_items:
-            kvs = [kv for kv in kvs if (kv.key, kv.mod_revision) not in self.item_cache.entries]
+        kvs = [kv for kv in kvs if kv.value is not None]
         return dict(zip((kv.key for kv in kvs), self.decode_many(kvs))) if kvs else {}
 
     def list_protobuf(self, *args, **kwargs) -> bytes:
@@ -463,20 +466,33 @@ class RegistryStore:
                                            listed["metadata"], listed["items"])
 
     def get_protobuf(self, namespace: str, name: str) -> bytes:
-        """``get`` encoded as upstream's protobuf."""
+        """``get`` encoded as upstream's protobuf, its message from the protobuf item cache
+        (no decode, no encode when the stored revision was served before)."""
         from ..runtime.protobuf import default_codec
 
-        obj = self.get(namespace, name)
-        obj.setdefault("kind", self.spec.kind)
-        obj.setdefault("apiVersion", self.spec.api_version)
-        return default_codec().encode(obj)
+        try:
+            kv = self.storage.get(self.spec.key(namespace, name))
+        except KeyNotFound:
+            raise self._not_found(name) from None
+        cache = self.protobuf_cache
+        item = cache.get(kv)
+        if item is None:
+            item = cache.put(kv, self.decode(kv.value, kv.mod_revision))
+        return default_codec().envelope(self.spec.api_version, self.spec.kind, item)
 
     def list_json(self, *args, **kwargs) -> bytes:
         """``list(...)`` encoded as upstream's JSON, items joined from the item cache."""
         listed = self.list(*args, encoded=True, **kwargs)
         head = dumps_json({"kind": listed["kind"], "apiVersion": listed["apiVersion"],
-                           "metadata": listed["metadata"]})[:-2]
-        return head + b',"items":[' + b",".join(listed["items"]) + b"]}\n"
+                           "metadata": listed["metadata"]})[:-2] + b',"items":['
+        items = listed["items"]
+        if not items:
+            return head + b"]}\n"
+        # One join, one copy of a body that may be tens of megabytes: head, item, comma,
+        # item, ..., tail.
+        parts = [b","] * (2 * len(items) + 1)
+        parts[0], parts[1::2], parts[-1] = head, items, b"]}\n"
+        return b"".join(parts)
 
     def matches(self, obj, label_selector, field_selector) -> bool:
         """True when ``obj`` passes both selectors (either may be None)."""

@@ -38,7 +38,7 @@ from kapiserver.runtime.protobuf_types import (
     base64_bytes, double_json, scalar_wire, varint_json)
 from kapiserver.runtime.protobuf_wire import (
     FIXED64, LENGTH, VARINT, ProtobufError, put_length_delimited, put_varint, read_varint,
-    skip_field, span_string, spans)
+    skip_field, span_string, spans, varint_bytes)
 
 __all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_watch_event",
            "encode", "encode_watch_event", "known", "normalize"]
@@ -120,19 +120,24 @@ class Codec:
             raise ProtobufError(f"want an object, got {type(obj).__name__}")
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         message = self._lookup(api_version, kind)
-        raw = self._encode_message(message, obj)
+        return self.envelope(api_version, kind, self._encode_message(message, obj))
+
+    @staticmethod
+    def envelope(api_version: str, kind: str, *raw) -> bytes:
+        """The body of an object whose message is ``raw`` (``encode_item``'s, or its parts
+        in order, joined here once): the magic prefix and the ``runtime.Unknown`` naming
+        its kind."""
         type_meta = bytearray(b"\x0a")
         put_length_delimited(type_meta, api_version.encode())
         type_meta += b"\x12"
         put_length_delimited(type_meta, kind.encode())
-        out = bytearray(MAGIC)
-        out += b"\x0a"
-        put_length_delimited(out, type_meta)
-        out += b"\x12"
-        put_length_delimited(out, raw)
+        head = bytearray(MAGIC)
+        head += b"\x0a"
+        put_length_delimited(head, type_meta)
+        head += b"\x12"
+        put_varint(head, sum(map(len, raw)))
         # contentEncoding and contentType: empty, and written all the same (non-pointer).
-        out += b"\x1a\x00\x22\x00"
-        return bytes(out)
+        return b"".join((head, *raw, b"\x1a\x00\x22\x00"))
 
     def normalize(self, obj: dict) -> dict:
         """``decode(encode(obj))`` computed on the dict, without writing a byte: the JSON Go
@@ -158,25 +163,19 @@ class Codec:
         (``encode_item``): byte for byte what ``encode`` writes for the whole list."""
         message = self._lookup(api_version, list_kind)
         fields = {f.name: f for f in message.by_number}
-        raw = bytearray()
         meta_field = fields["metadata"]
-        raw += meta_field.tag
-        put_length_delimited(raw, self._encode_message(meta_field.message, list_meta))
+        meta = bytearray(meta_field.tag)
+        put_length_delimited(meta, self._encode_message(meta_field.message, list_meta))
+        # The items are joined once, with the envelope: a list body may be tens of MB.
+        parts = [bytes(meta)]
         items_tag = fields["items"].tag
         for item in items:
-            raw += items_tag
-            put_length_delimited(raw, item)
-        type_meta = bytearray(b"\x0a")
-        put_length_delimited(type_meta, api_version.encode())
-        type_meta += b"\x12"
-        put_length_delimited(type_meta, list_kind.encode())
-        out = bytearray(MAGIC)
-        out += b"\x0a"
-        put_length_delimited(out, type_meta)
-        out += b"\x12"
-        put_length_delimited(out, raw)
-        out += b"\x1a\x00\x22\x00"
-        return bytes(out)
+            size = len(item)  # its varint: one or two bytes for any object under 16 KiB
+            parts.append(items_tag + (bytes((size,)) if size < 0x80 else
+                                      bytes(((size & 0x7F) | 0x80, size >> 7)) if size < 0x4000
+                                      else varint_bytes(size)))
+            parts.append(item)
+        return self.envelope(api_version, list_kind, *parts)
 
     # -- watch events --------------------------------------------------------------------------
 

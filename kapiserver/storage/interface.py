@@ -88,11 +88,14 @@ class Store:
         raise NotImplementedError
 
     def list(self, prefix: str, revision: int = 0, limit: int = 0,
-             start_key: str = "") -> ListResult:
+             start_key: str = "", have=None) -> ListResult:
         """Keys under ``prefix`` at ``revision`` (0: now), in key order, from ``start_key``.
 
         ``limit`` 0 means all. Every page read at the same revision is a consistent
         snapshot. Raise ``Compacted`` when ``revision`` is older than the compaction.
+        ``have`` (a container of ``(key, mod_revision)`` pairs) names values the caller
+        keeps already: a backend may leave those out (``value`` None) rather than read
+        and copy them; one that ignores ``have`` returns every value.
         """
         raise NotImplementedError
 

@@ -107,6 +107,11 @@ def _range_sql(select: str, lower: str, bounded: bool, tail: str = "") -> str:
 # of what remains starts after the page's last key (exclusive).
 SQL_PAGE = {b: _range_sql("o.key, o.value, o.create_rev, o.rev", ">=", b,
                           "ORDER BY o.key LIMIT :limit") for b in (False, True)}
+# The same page without the values, and the values of some of its rows.
+SQL_PAGE_HEADS = {b: _range_sql("o.key, o.create_rev, o.rev", ">=", b,
+                                "ORDER BY o.key LIMIT :limit") for b in (False, True)}
+_VALUES_CHUNK = 500
+SQL_VALUES = "SELECT rev, value FROM kv WHERE rev IN ({})"
 SQL_COUNT_AFTER = {b: _range_sql("COUNT(*)", ">", b) for b in (False, True)}
 
 # compact(C), in one transaction. Only rows written since the previous compaction (rev
@@ -314,12 +319,14 @@ class SQLiteStore(Store):
         return KeyValue(key, row[3], row[1], row[0])
 
     def list(self, prefix: str, revision: int = 0, limit: int = 0,
-             start_key: str = "") -> ListResult:
+             start_key: str = "", have=None) -> ListResult:
         """Keys under ``prefix`` at ``revision`` (0: now), in key order, from ``start_key``.
 
         ``start_key`` is inclusive: to read the next page, pass the last key returned
         plus ``"\\x00"`` (as upstream's etcd3 store does) and the same ``revision`` as
         the first page returned. ``remaining`` counts the live keys after this page.
+        The values of the ``(key, mod_revision)`` pairs in ``have`` are not read (``value``
+        None): the others are read in the same snapshot, by revision.
         """
         hi = prefix_end(prefix)
         bounded = hi is not None
@@ -327,8 +334,18 @@ class SQLiteStore(Store):
                   "limit": limit if limit > 0 else -1}
         with self._read() as conn:
             params["rev"] = read_rev = self._read_revision(conn, revision)
-            items = [KeyValue(k, v, c, m)
-                     for k, v, c, m in conn.execute(SQL_PAGE[bounded], params)]
+            if have is None:
+                items = [KeyValue(k, v, c, m)
+                         for k, v, c, m in conn.execute(SQL_PAGE[bounded], params)]
+            else:
+                heads = conn.execute(SQL_PAGE_HEADS[bounded], params).fetchall()
+                wanted = [m for k, c, m in heads if (k, m) not in have]
+                values = {}
+                for i in range(0, len(wanted), _VALUES_CHUNK):
+                    chunk = wanted[i:i + _VALUES_CHUNK]
+                    values.update(conn.execute(
+                        SQL_VALUES.format(",".join("?" * len(chunk))), chunk))
+                items = [KeyValue(k, values.get(m), c, m) for k, c, m in heads]
             remaining = 0
             if 0 < limit <= len(items):
                 params["lo"] = items[-1].key

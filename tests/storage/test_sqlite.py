@@ -377,6 +377,25 @@ def test_list_at_past_revision(store):
     assert store.list("/p/", revision=99).revision == 5
 
 
+def test_list_leaves_out_the_values_the_caller_has(store):
+    fill(store, ["/p/a", "/p/b"])             # 1, 2
+    store.update("/p/a", b"a2", 1)            # 3
+    for _ in range(2):  # more values than one statement asks for at a time
+        fill(store, [f"/p/x{i:04d}" for i in range(300)])
+        for i in range(300):
+            store.delete(f"/p/x{i:04d}")
+    fill(store, [f"/p/y{i:04d}" for i in range(700)])
+    full = store.list("/p/")
+    have = {("/p/a", 3), ("/p/b", 1), ("/p/y0007", 0)}  # /p/b and /p/y0007: other revisions
+    page = store.list("/p/", have=have)
+    assert [(kv.key, kv.create_revision, kv.mod_revision) for kv in page.items] == [
+        (kv.key, kv.create_revision, kv.mod_revision) for kv in full.items]
+    assert [kv.value for kv in page.items] == [None] + [kv.value for kv in full.items[1:]]
+    at2 = store.list("/p/", revision=2, have={("/p/b", 2)}, limit=1, start_key="/p/b")
+    assert [(kv.key, kv.value) for kv in at2.items] == [("/p/b", None)]
+    assert (at2.more, at2.revision) == (False, 2)
+
+
 def test_pagination_is_a_consistent_snapshot_while_writes_continue(store):
     fill(store, [f"/p/{i:03d}" for i in range(30)])
     expected = {kv.key: kv for kv in store.list("/p/").items}
