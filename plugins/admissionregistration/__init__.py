@@ -5,7 +5,7 @@ objects (their effect on requests is the admission plugins')."""
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
-from .authz import BindingParamAuthorization, ParamAuthorizingHandler, PolicyParamAuthorization
+from .authz import BindingParamAuthorization, PolicyParamAuthorization
 from .policies import BINDINGS, POLICIES, BindingStrategy, PolicyStrategy
 from .webhooks import MUTATING, VALIDATING, WebhookConfigurationStrategy
 
@@ -17,6 +17,8 @@ class AdmissionregistrationV1(APIGroupInstaller):
     delegate = "kube"
 
     def install(self, server):
+        from .handlers import ParamAuthorizingHandler
+
         handlers = {}
         for strategy in (WebhookConfigurationStrategy(MUTATING),
                          WebhookConfigurationStrategy(VALIDATING)):

@@ -10,11 +10,7 @@ to (of the kind its policy names, or of anything when that cannot be told). Memb
 
 from __future__ import annotations
 
-from kapiserver.admission import CREATE, UPDATE
-from kapiserver.apimachinery.field_errors import FieldError, FieldPath, new_invalid
-from kapiserver.authentication import SYSTEM_PRIVILEGED_GROUP
 from kapiserver.authorization import Attributes, Decision
-from kapiserver.endpoints.handlers import RESTHandler
 
 from .common import dict_of, str_of
 
@@ -138,36 +134,3 @@ class BindingParamAuthorization(ParamAuthorization):
                    "for all groups, versions and kinds"
         return f'user {user_text(user)} does not have "get" permission on the object ' \
                "referenced by paramRef"
-
-
-class ParamAuthorizingHandler(RESTHandler):
-    """The handler of policies or bindings: a write that is otherwise valid is refused when
-    its author may not read the params it names (the strategies' ``Validate``)."""
-
-    def __init__(self, store, server, verbs, check: ParamAuthorization):
-        super().__init__(store, server, verbs)
-        self.check = check
-
-    def _admitter(self, ctx, operation, name, dry_run):
-        admit = super()._admitter(ctx, operation, name, dry_run)
-        if operation not in (CREATE, UPDATE):
-            return admit
-
-        def checked(obj, old=None):
-            admit(obj, old)
-            user = ctx.user
-            if user is None or SYSTEM_PRIVILEGED_GROUP in user.groups:
-                return
-            strategy = self.store.strategy
-            errors = (strategy.validate(obj) if old is None
-                      else strategy.validate_update(obj, old))
-            if errors:
-                return  # the store reports them
-            problem = self.check(self.server, user, obj, old)
-            if problem:
-                spec = self.spec
-                raise new_invalid(spec.kind, spec.group, str_of(dict_of(
-                    obj.get("metadata")).get("name")), [FieldError.forbidden(
-                        FieldPath("spec", self.check.field), problem)])
-
-        return checked
