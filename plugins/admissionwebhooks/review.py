@@ -18,7 +18,7 @@ import base64
 import binascii
 import json
 import math
-import os
+import ssl
 import time
 import uuid
 
@@ -99,29 +99,31 @@ def admission_request(uid: str, attributes, gvr, gvk, obj, old) -> dict:
 
 
 class Caller:
-    """Calls webhooks for one server: one kept-alive HTTP session for all of them, CA
-    bundles written once under the data directory."""
+    """Calls webhooks for one server: kept-alive connections shared by every webhook
+    (``client.WebhookHTTPClient``)."""
 
     def __init__(self, server):
+        from .client import WebhookHTTPClient
+
         self.server = server
-        self.material_dir = os.path.join(server.config.data_dir, "webhooks")
-        self._session = None
-        self._ca_files: dict[str, str] = {}
+        self.http = WebhookHTTPClient()
 
-    def _verify(self, bundle: str) -> str:
-        found = self._ca_files.get(bundle)
-        if found is None:
-            from kapiserver_plugins.apiextensions.conversion import ca_bundle_file
-
-            found = self._ca_files[bundle] = ca_bundle_file(bundle, self.material_dir)
-        return found
+    def _context(self, bundle: str):
+        """The TLS context of a ``caBundle`` (``CallError`` when it holds no certificate)."""
+        if not bundle:
+            return self.http.context("")
+        try:
+            pem = base64.b64decode(bundle, validate=True).decode("ascii")
+            return self.http.context(pem)
+        except (ValueError, ssl.SSLError):
+            raise ValueError("unable to load root certificates: unable to parse bytes as PEM "
+                             "block") from None
 
     def call(self, webhook, review: dict, deadline) -> dict:
         """POST ``review``; the answer decoded (``CallError`` when there is none)."""
-        import requests
-
         from kapiserver.server.serviceresolver import resolve_service
-        from kapiserver.webhookclient import WebhookClient, WebhookError
+
+        from .client import CallFailed
 
         config = webhook.client_config
         timeout = float(webhook.timeout if isinstance(webhook.timeout, int)
@@ -132,41 +134,31 @@ class Caller:
             raise CallError(webhook.name, "failed to call webhook: context deadline exceeded")
         # client-go's Timeout(): whole seconds, rounded up.
         seconds = max(math.ceil(timeout), 1)
-        verify = True
-        if config.get("caBundle"):
-            try:
-                verify = self._verify(config["caBundle"])
-            except ValueError as err:
-                raise CallError(webhook.name, f"could not get REST client: {err}") from None
-        dial = None
+        try:
+            context = self._context(config.get("caBundle") or "")
+        except ValueError as err:
+            raise CallError(webhook.name, f"could not get REST client: {err}") from None
         service = config.get("service")
+        address = None
         if isinstance(service, dict):
             namespace, name = service.get("namespace", ""), service.get("name", "")
             port = service.get("port") or 443
             url = f"https://{name}.{namespace}.svc:{port}{service.get('path') or ''}"
-
-            def dial():
-                return resolve_service(self.server, namespace, name, port)
         else:
             url = config.get("url") or ""
         url += ("&" if "?" in url else "?") + f"timeout={seconds}s"
-        if self._session is None:
-            self._session = requests.Session()
-        # No retries: upstream's REST client does not retry a POST that got an answer.
-        client = WebhookClient(url, verify, retry_steps=1, dial=dial, timeout=timeout)
-        client._session = self._session
         try:
-            return client.post(review)
-        except WebhookError as err:
-            reason = str(err)
-            # Upstream's deadline is the context's, not the HTTP client's own timeout.
-            reason = reason.replace(" (Client.Timeout exceeded while awaiting headers)", "")
-            raise CallError(webhook.name, f"failed to call webhook: {reason}") from None
+            if isinstance(service, dict):
+                try:
+                    address = resolve_service(self.server, namespace, name, port)
+                except LookupError as err:
+                    raise CallFailed(f'Post "{url}": {err}') from None
+            return self.http.post(url, review, context, timeout, address)
+        except CallFailed as err:
+            raise CallError(webhook.name, f"failed to call webhook: {err}") from None
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self.http.close()
 
 
 def new_review(webhook, attributes, gvr, gvk, obj, old) -> tuple[str, str, dict]:
