@@ -99,6 +99,39 @@ class AdmissionAttributes:
             self.ctx.audit_annotations.setdefault(key, value)
 
 
+class Admitter:
+    """The admission chain of one write. Called (``admitter(obj, old=None)``) it runs
+    whole; ``mutate`` and ``validate`` run its two phases apart, on the same attributes
+    (``make(obj, old)`` builds them), so that validating plugins see the object the
+    strategy validated, after mutating ones ran before it, as upstream orders them."""
+
+    __slots__ = ("chain", "make", "attributes")
+
+    def __init__(self, chain, make):
+        self.chain = chain
+        self.make = make
+        self.attributes = None
+
+    def __call__(self, obj, old=None) -> None:
+        self.mutate(obj, old)
+        self.validate(obj, old)
+
+    def mutate(self, obj, old=None) -> None:
+        self.attributes = self.make(obj, old)
+        self.chain.admit(self.attributes)
+
+    def validate(self, obj, old=None) -> None:
+        attributes, self.attributes = self.attributes, None
+        self.chain.validate(attributes if attributes is not None else self.make(obj, old))
+
+
+def _phases(admit) -> tuple:
+    """``(mutate, validate)`` of an admitter; a plain function (a subclass's wrapper)
+    runs whole in the first, with no second."""
+    mutate = getattr(admit, "mutate", None)
+    return (mutate, admit.validate) if mutate is not None else (admit, None)
+
+
 #: The options object each operation's webhooks receive (``meta.k8s.io/v1``).
 OPTIONS_KINDS = {CREATE: "CreateOptions", UPDATE: "UpdateOptions", DELETE: "DeleteOptions"}
 
@@ -642,9 +675,11 @@ class RESTHandler:
         return self.store.field_manager(manager, ctx.info.subresource)
 
     def _admitter(self, ctx, operation, name, dry_run):
-        """``admit(obj, old=None)``: the admission chain (mutating, then validating plugins)
-        on one attempt at a write. A delete's ``obj`` is the object it removes (the
-        attributes' ``old_object``, as upstream's)."""
+        """An ``Admitter`` of one write: ``admitter(obj, old=None)`` runs the admission
+        chain (mutating, then validating plugins) on one attempt; the store runs its
+        ``mutate`` and ``validate`` phases apart, around the strategy's validation. A
+        delete's ``obj`` is the object it removes (the attributes' ``old_object``, as
+        upstream's)."""
         chain = self.server.admission
         body = None
         if operation == DELETE and ctx.request.content_length:
@@ -652,7 +687,7 @@ class RESTHandler:
         options = operation_options(ctx.request.args, operation, dry_run, body)
         strategy = self.store.strategy if self.store is not None else None
 
-        def admit(obj, old=None):
+        def attributes(obj, old=None):
             if operation == DELETE:
                 obj, old = None, obj
             if not name and operation == CREATE:
@@ -661,12 +696,10 @@ class RESTHandler:
                 object_name = meta.get("name") or ""
             else:
                 object_name = name
-            attributes = AdmissionAttributes(operation, obj, old, ctx, self.spec, object_name,
-                                             dry_run, options, strategy)
-            chain.admit(attributes)
-            chain.validate(attributes)
+            return AdmissionAttributes(operation, obj, old, ctx, self.spec, object_name,
+                                       dry_run, options, strategy)
 
-        return admit
+        return Admitter(chain, attributes)
 
     # -- verbs -----------------------------------------------------------------------------
 
@@ -788,10 +821,12 @@ class RESTHandler:
             if wanted and wanted != current["metadata"].get("resourceVersion"):
                 raise self._stale(name)
             patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
-            admit(patched, current)
+            mutating(patched, current)
             return patched
 
-        updated = self.store.guaranteed_update(namespace, name, mutate, dry_run, manage=manage)
+        mutating, validating = _phases(admit)
+        updated = self.store.guaranteed_update(namespace, name, mutate, dry_run, manage=manage,
+                                               validate=validating)
         return self.respond(ctx, updated)
 
     def apply(self, ctx, namespace: str, force: bool) -> Response:
@@ -844,13 +879,14 @@ class RESTHandler:
             wanted = obj["metadata"].get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):
                 raise self._stale(name)
-            self._admitter(ctx, UPDATE, name, dry_run)(obj, current)
+            mutating(obj, current)
             return obj
 
+        mutating, validating = _phases(self._admitter(ctx, UPDATE, name, dry_run))
         for _ in range(_APPLY_ATTEMPTS):
             try:
-                return self.respond(ctx, self.store.guaranteed_update(namespace, name, mutate,
-                                                                      dry_run))
+                return self.respond(ctx, self.store.guaranteed_update(
+                    namespace, name, mutate, dry_run, validate=validating))
             except errors.NotFound as err:
                 # Missing (or deleted meanwhile): create it. Subresources never create
                 # (upstream's status REST forbids it), nor does another thing's absence.

@@ -187,6 +187,24 @@ def _storage_error(key: str, message: str) -> str:
             f"AdditionalErrorMsg: {message}")
 
 
+def _admit_mutating(admit, obj: dict, old: dict | None = None) -> None:
+    """The mutating phase of ``admit``; a plain function runs admission whole."""
+    mutate = getattr(admit, "mutate", None)
+    if mutate is not None:
+        mutate(obj, old)
+    elif old is None:
+        admit(obj)
+    else:
+        admit(obj, old)
+
+
+def _admit_validating(admit, obj: dict, old: dict | None = None) -> None:
+    """The validating phase of ``admit``, when it has one of its own."""
+    validate = getattr(admit, "validate", None) if admit is not None else None
+    if validate is not None and getattr(admit, "mutate", None) is not None:
+        validate(obj, old)
+
+
 def _details(spec, name: str) -> dict:
     return errors.status_details(name, spec.group, spec.resource)
 
