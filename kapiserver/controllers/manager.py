@@ -8,6 +8,7 @@ import socket
 import threading
 import uuid
 
+from ..registry.keys import key_prefix
 from .leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)
@@ -16,7 +17,7 @@ LEASE_NAMESPACE = "kube-system"
 LEASE_NAME = "kapiserver-controllers"
 #: Where the Lease is stored: the key the coordination.k8s.io leases registry uses, so
 #: ``kubectl -n kube-system get lease kapiserver-controllers`` shows the leader.
-LEASE_KEY = f"/registry/coordination.k8s.io/leases/{LEASE_NAMESPACE}/{LEASE_NAME}"
+LEASE_KEY = f"{key_prefix('coordination.k8s.io', 'leases', LEASE_NAMESPACE)}{LEASE_NAME}"
 
 
 class ControllerManager:

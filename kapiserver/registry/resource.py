@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .keys import key_prefix
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -65,9 +67,9 @@ class ResourceSpec:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
     def key_prefix(self, namespace: str = "") -> str:
-        """The storage prefix: ``/registry/<group/>resource/[namespace/]``."""
-        base = f"/registry/{self.group + '/' if self.group else ''}{self.resource}/"
-        return f"{base}{namespace}/" if self.namespaced and namespace else base
+        """The storage prefix, in kube-apiserver's layout (``registry.keys``):
+        ``/registry/<resource prefix>/[namespace/]``."""
+        return key_prefix(self.group, self.resource, namespace if self.namespaced else "")
 
     def key(self, namespace: str, name: str) -> str:
         return f"{self.key_prefix(namespace)}{name}"

@@ -24,6 +24,7 @@ from ..endpoints.responses import raw_json_response
 from ..errors import ConfigError
 from ..openapi.builder import OpenAPIBuilder
 from ..openapi.service import OpenAPIService
+from ..registry.keys import migrate_legacy_key
 from ..registry.store import RegistryStore
 from ..storage.compactor import Compactor
 from ..storage.expiry import Expirer
@@ -46,9 +47,17 @@ READY_LOG = "worker ready"
 
 
 def open_storage(config):
-    """The embedded SQLite store in the data dir (etcd arrives with its own issue)."""
+    """The embedded SQLite store in the data dir, its keys in upstream's layout.
+
+    A data dir written before kapiserver used upstream's key layout
+    (``/registry/apps/deployments/…``) has its keys renamed once, on first open.
+    """
     os.makedirs(config.data_dir, exist_ok=True)
-    return offload(SQLiteStore(os.path.join(config.data_dir, "kapiserver.db")))
+    store = SQLiteStore(os.path.join(config.data_dir, "kapiserver.db"))
+    moved = store.migrate_keys("upstream-key-layout", migrate_legacy_key)
+    if moved:
+        log.info("storage: %d key(s) moved to kube-apiserver's key layout", moved)
+    return offload(store)
 
 
 class APIServer:

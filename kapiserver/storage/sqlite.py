@@ -475,6 +475,30 @@ class SQLiteStore(Store):
                            KeyValue(key, value, create_rev, mod_rev))
         return mod_rev, create_rev
 
+    # -- migrations ----------------------------------------------------------------
+
+    def migrate_keys(self, name: str, rename) -> int:
+        """Rename every key through ``rename(key) -> key`` once per file; return how many.
+
+        ``name`` marks the migration done in ``meta`` (in the same transaction), so it
+        runs once, and never on a new file: an empty file is marked at once. History,
+        revisions and leases keep their rows; only the keys change, so resourceVersions
+        clients hold stay valid.
+        """
+        marker = f"migration:{name}"
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM meta WHERE name = ?", (marker,)).fetchone():
+                return 0
+            renamed = 0
+            for (key,) in conn.execute("SELECT DISTINCT key FROM kv").fetchall():
+                new = rename(key)
+                if new != key:
+                    conn.execute("UPDATE kv SET key = ? WHERE key = ?", (new, key))
+                    conn.execute("UPDATE lease SET key = ? WHERE key = ?", (new, key))
+                    renamed += 1
+            conn.execute("INSERT INTO meta (name, value) VALUES (?, 1)", (marker,))
+        return renamed
+
     # -- compaction ----------------------------------------------------------------
 
     def compact(self, revision: int) -> None:

@@ -16,14 +16,16 @@ import logging
 import threading
 
 from kapiserver.apimachinery.field_errors import go_quote
+from kapiserver.registry.keys import key_prefix
 
 from .rules import compile_rules
 
 log = logging.getLogger(__name__)
 
 GROUP = "rbac.authorization.k8s.io"
-PREFIX = f"/registry/{GROUP}/"
 RESOURCES = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+#: Each resource's storage prefix (upstream's layout: ``/registry/roles/``, …).
+PREFIXES = {resource: key_prefix(GROUP, resource) for resource in RESOURCES}
 SA_PREFIX = "system:serviceaccount:"
 _STATE = ("cluster_roles", "cluster_role_rules", "role_rules", "cluster_bindings", "bindings",
           "cluster_by_subject", "namespaced_by_subject")
@@ -125,7 +127,7 @@ class RBACIndex:
         # Build aside and swap in, so that readers never see a half-loaded index.
         fresh = RBACIndex(self.server)
         for resource in RESOURCES:
-            page = storage.list(f"{PREFIX}{resource}/", revision=revision)
+            page = storage.list(PREFIXES[resource], revision=revision)
             for kv in page.items:
                 fresh.apply(kv.key, json.loads(kv.value))
         for attribute in _STATE:
@@ -133,7 +135,7 @@ class RBACIndex:
         self.revision = revision
         self.loaded.set()
         self._notify("clusterroles")
-        return cache.watch(PREFIX, revision)
+        return cache.watch(tuple(PREFIXES.values()), revision)
 
     def _follow(self, watcher) -> None:
         stopping = self.server.stopping
@@ -171,8 +173,8 @@ class RBACIndex:
 
     def apply(self, key: str, obj: dict | None) -> str | None:
         """Set the object stored at ``key`` (None: deleted); return its resource."""
-        parts = key[len(PREFIX):].split("/")
-        resource = parts[0]
+        resource = next((r for r, prefix in PREFIXES.items() if key.startswith(prefix)), "")
+        parts = [resource] + key[len(PREFIXES.get(resource, "")):].split("/")
         if resource in ("roles", "rolebindings") and len(parts) == 3:
             namespace, name = parts[1], parts[2]
         elif resource in ("clusterroles", "clusterrolebindings") and len(parts) == 2:
