@@ -23,6 +23,7 @@ from .configmaps import CONFIGMAPS, ConfigMapStrategy
 from .defaulttolerationseconds import DEFAULT_SECONDS, DefaultTolerationSeconds
 from .denyserviceexternalips import DenyServiceExternalIPs
 from .endpoints import ENDPOINTS, EndpointsStrategy
+from .eventratelimit import EventRateLimit, check_configuration
 from .events import EVENTS, EventStrategy
 from .kubernetes_service import ensure_kubernetes_service
 from .lifecycle import NamespaceLifecycle, ensure_system_namespaces
@@ -138,9 +139,11 @@ def kapiserver_api_groups(config):
 
 @hookimpl
 def kapiserver_admission_plugins(config):
+    check_configuration(config)
     return {"AlwaysPullImages": AlwaysPullImages,
             "DefaultTolerationSeconds": DefaultTolerationSeconds,
             "DenyServiceExternalIPs": DenyServiceExternalIPs,
+            "EventRateLimit": EventRateLimit,
             "LimitRanger": LimitRanger,
             "PodNodeSelector": PodNodeSelector,
             "PodTolerationRestriction": PodTolerationRestriction,

@@ -299,3 +299,48 @@ def test_protected_claims_go_once_unused_and_so_does_their_namespace(api):
     assert kept["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     api.kubectl("delete", "namespace", "short-lived", "--timeout=60s", check=True)
     assert api.get("/api/v1/namespaces/short-lived", **ADMIN).status_code == 404
+
+
+def test_event_rate_limit_from_the_admission_configuration(kapiserver_factory, tmp_path):
+    config = tmp_path / "admission.yaml"
+    config.write_text("""apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: EventRateLimit
+  configuration:
+    apiVersion: eventratelimit.admission.k8s.io/v1alpha1
+    kind: Configuration
+    limits:
+    - {type: Namespace, qps: 1, burst: 2}
+""")
+    server = kapiserver_factory(config={"enable-admission-plugins": ["EventRateLimit"],
+                                        "admission-control-config-file": str(config)})
+    ensure_namespace(server, NS)
+
+    def event(name):
+        return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+                "involvedObject": {"kind": "Pod", "namespace": NS, "name": "p"},
+                "reason": "Test", "message": "m"}
+
+    responses = [server.request("POST", f"/api/v1/namespaces/{NS}/events", json=event(f"e{i}"),
+                                **ADMIN) for i in range(4)]
+    codes = [response.status_code for response in responses]
+    # Two in a burst, perhaps one more a second later; never all four.
+    assert codes[:2] == [201, 201] and 429 in codes, codes
+    assert_status(responses[codes.index(429)], 429, "TooManyRequests",
+                  f"Too many requests: Too many requests: limit reached on type Namespace for "
+                  f"key {NS}")
+
+
+def test_event_rate_limit_needs_its_configuration(tmp_path):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "kapiserver", "serve", "--data-dir",
+                             str(tmp_path / "data"), "--enable-admission-plugins",
+                             "EventRateLimit"], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "--admission-control-config-file: EventRateLimit: a configuration (kind: " \
+           "Configuration, apiVersion: eventratelimit.admission.k8s.io/v1alpha1) with its " \
+           "limits is required" in result.stderr
+    assert not (tmp_path / "data").exists()
