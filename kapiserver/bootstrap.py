@@ -12,7 +12,7 @@ import os
 from . import admission
 from .errors import ConfigError
 from .options import OptionRegistry, add_arguments, load, read_config_file
-from .options.core import add_core_options, check_tls_pair
+from .options.core import add_core_options, check_storage, check_tls_pair
 from .plugin_manager import new_plugin_manager
 
 
@@ -90,6 +90,6 @@ def load_config(argv, prog: str = "kapiserver serve", entry_points: bool = True)
     args = vars(parser.parse_args(argv))
     args.pop("config", None)
     config = load(registry, file_values, args, config_file,
-                  extra_checks=[check_tls_pair, check_choices(pm)])
+                  extra_checks=[check_tls_pair, check_storage, check_choices(pm)])
     return config, pm
 

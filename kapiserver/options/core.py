@@ -4,10 +4,31 @@ from __future__ import annotations
 
 import os
 
-from marshmallow import fields, validate
+from marshmallow import ValidationError, fields, validate
 
 from .types import (CommaList, Duration, Path, ip_address, pem_certificates, pem_private_key,
                     readable_file)
+
+STORAGE_BACKENDS = ["sqlite", "etcd3"]
+
+
+def etcd_server_url(value: str) -> None:
+    """``http(s)://host:port``, as kube-apiserver's --etcd-servers takes it."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        port, parts = None, None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or \
+            port is None or parts.path not in ("", "/"):
+        raise ValidationError(f"{value!r} is not an etcd server URL (http(s)://host:port)")
+
+
+def etcd_prefix(value: str) -> None:
+    if not value.startswith("/"):
+        raise ValidationError(f"{value!r} must start with /")
 
 #: The delegation chain, outermost first, as upstream builds it
 #: (``cmd/kube-apiserver/app/server.go``: aggregator → kube → apiextensions → 404).
@@ -71,8 +92,63 @@ def add_core_options(options) -> None:
     add("etcd-compaction-interval", Duration(load_default=300.0),
         "how often the server compacts its storage, keeping one interval of history "
         "(Go duration, e.g. 5m, 30s; 0 disables)")
+    add("storage-backend", fields.String(load_default="sqlite",
+                                         validate=validate.OneOf(STORAGE_BACKENDS)),
+        "where objects are stored: sqlite (one file in the data dir, one host) or etcd3 "
+        "(an etcd v3 cluster shared by several instances; needs pip install "
+        "'kapiserver[etcd]')")
+    add("etcd-servers", CommaList(fields.String(validate=etcd_server_url), load_default=list),
+        "etcd servers to connect with (scheme://ip:port), comma separated; with "
+        "--storage-backend etcd3")
+    add("etcd-prefix", fields.String(load_default="/registry", validate=etcd_prefix),
+        "the prefix of every key in etcd (kapiserver's /registry root is replaced by it)")
+    add("etcd-cafile", Path(load_default="", validate=pem_certificates),
+        "CA bundle that verifies the etcd servers' certificates (TLS)")
+    add("etcd-certfile", Path(load_default="", validate=pem_certificates),
+        "client certificate kapiserver presents to etcd (TLS with client certificates)")
+    add("etcd-keyfile", Path(load_default="", validate=pem_private_key),
+        "private key of --etcd-certfile")
+    add("etcd-healthcheck-timeout", Duration(load_default=2.0),
+        "how long the etcd health check (/livez, /healthz and /readyz 'etcd') waits for "
+        "a quorum read")
+    add("lease-reuse-duration-seconds", fields.Integer(load_default=60, strict=False,
+                                                       validate=validate.Range(1)),
+        "seconds each etcd lease is reused by writes with a TTL (events): fewer leases "
+        "at the price of keys living up to this much (or 5% of their TTL) longer")
     add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
         "logging level")
+
+
+def check_storage(config) -> list[str]:
+    """--storage-backend etcd3 needs --etcd-servers and the etcd client; the TLS files
+    come as a pair; etcd options without the etcd3 backend are refused (they would do
+    nothing)."""
+    errors = []
+    etcd_options = sorted(name for name in config.given
+                          if name.startswith("etcd-") and name != "etcd-compaction-interval")
+    if config.storage_backend != "etcd3":
+        if etcd_options:
+            errors.append(f"--{etcd_options[0]}: only applies with --storage-backend etcd3 "
+                          f"(the storage backend is {config.storage_backend})")
+        return errors
+    if not config.etcd_servers:
+        errors.append("--etcd-servers: required with --storage-backend etcd3")
+    if bool(config.etcd_certfile) != bool(config.etcd_keyfile):
+        missing = "--etcd-keyfile" if config.etcd_certfile else "--etcd-certfile"
+        given = "--etcd-certfile" if config.etcd_certfile else "--etcd-keyfile"
+        errors.append(f"{missing}: required when {given} is set")
+    schemes = {server.split("://", 1)[0] for server in config.etcd_servers}
+    if len(schemes) > 1:
+        errors.append("--etcd-servers: mixes http and https servers")
+    if (config.etcd_cafile or config.etcd_certfile) and schemes == {"http"}:
+        errors.append("--etcd-cafile: TLS files given but --etcd-servers are http:// URLs")
+    try:
+        import grpc  # noqa: F401
+        import pyetcd  # noqa: F401
+    except ImportError:
+        errors.append("--storage-backend: etcd3 needs the etcd client: "
+                      "pip install 'kapiserver[etcd]'")
+    return errors
 
 
 def check_tls_pair(config) -> list[str]:

@@ -47,12 +47,20 @@ READY_LOG = "worker ready"
 
 
 def open_storage(config):
-    """The embedded SQLite store in the data dir, its keys in upstream's layout.
+    """The store ``--storage-backend`` names: etcd3, or the embedded SQLite file.
 
-    A data dir written before kapiserver used upstream's key layout
-    (``/registry/apps/deployments/…``) has its keys renamed once, on first open.
+    Both keep keys in upstream's layout. A SQLite data dir written before kapiserver
+    used it (``/registry/apps/deployments/…``) has its keys renamed once, on first open.
+    etcd's client is cooperative under gevent (grpc's gevent support): no thread pool.
     """
     os.makedirs(config.data_dir, exist_ok=True)
+    if getattr(config, "storage_backend", "sqlite") == "etcd3":
+        from ..storage.etcd import EtcdStore
+
+        return EtcdStore(config.etcd_servers, prefix=config.etcd_prefix,
+                         ca_file=config.etcd_cafile, cert_file=config.etcd_certfile,
+                         key_file=config.etcd_keyfile, timeout=config.request_timeout,
+                         lease_reuse=config.lease_reuse_duration_seconds)
     store = SQLiteStore(os.path.join(config.data_dir, "kapiserver.db"))
     moved = store.migrate_keys("upstream-key-layout", migrate_legacy_key)
     if moved:
@@ -104,7 +112,14 @@ class APIServer:
         self.audit_backends = [backends[name](self) for name in sorted(backends)]
 
         self.storage = open_storage(config)
-        self.wakeups = PeerWakeups.create(os.path.join(config.data_dir, "kapiserver.db"))
+        health = getattr(self.storage, "health", None)
+        if health is not None:  # etcd: upstream's "etcd" check, a quorum read
+            timeout = config.etcd_healthcheck_timeout
+            self.add_health_check("etcd", lambda: health(timeout))
+        # Wake-ups tell the other workers of a SQLite file to read its log; etcd's watch
+        # tells every worker of every host by itself.
+        self.wakeups = (PeerWakeups.create(os.path.join(config.data_dir, "kapiserver.db"))
+                        if getattr(self.storage, "event_stream", None) is None else None)
         self.watch_cache = WatchCache(self.storage, peers=self.wakeups)
         #: (group, resource) -> RegistryStore, filled as API groups are installed.
         self.registries = {}

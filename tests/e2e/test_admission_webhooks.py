@@ -735,3 +735,37 @@ def test_webhook_reached_through_a_service(server, tmp_path, configurations, nam
             f'service/nowhere in "{namespace}" is not present')
     finally:
         hook_server.stop()
+
+
+def test_mutating_before_and_validating_after_the_strategys_validation(server, webhook,
+                                                                      configurations,
+                                                                      namespace):
+    # A mutating webhook may repair an object validation would refuse...
+    webhook.handlers["/mutate"] = lambda request: _patch(
+        {"op": "replace", "path": "/metadata/labels", "value": {"fixed": "yes"}})
+    webhook.handlers["/validate"] = lambda request: {"allowed": False}
+    configurations.mutating("repair", _hook("repair.example.com",
+                                            webhook.client_config("/mutate")))
+    response = create_configmap(server, namespace, "repaired", labels={"bad label!": "x"})
+    assert response.status_code == 201, response.text
+    assert response.json()["metadata"]["labels"] == {"fixed": "yes"}
+    # ...and validating webhooks only see what validation accepted.
+    configurations.delete_all()
+    configurations.created.clear()
+    configurations.validating("deny", _hook("deny.example.com",
+                                            webhook.client_config("/validate")))
+    before = len(webhook.reviews("/validate"))
+    response = create_configmap(server, namespace, "refused", labels={"bad label!": "x"})
+    assert_status(response, 422, "Invalid")
+    assert len(webhook.reviews("/validate")) == before
+    path = f"/api/v1/namespaces/{namespace}/configmaps/repaired"
+    response = server.request("PATCH", path, data=json.dumps(
+        {"metadata": {"labels": {"bad label!": "x"}}}),
+        headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
+    assert_status(response, 422, "Invalid")
+    assert len(webhook.reviews("/validate")) == before
+    response = server.request("PATCH", path, data=json.dumps({"data": {"b": "2"}}),
+                              headers={"Content-Type": "application/merge-patch+json"},
+                              **ADMIN)
+    assert_reasonless(response, 400, 'admission webhook "deny.example.com" denied the '
+                      "request without explanation")
