@@ -285,7 +285,9 @@ class RegistryStore:
 
     def create(self, obj: dict, namespace: str = "", dry_run: bool = False,
                admit=None, manage=None) -> dict:
-        """Create ``obj``; ``admit(obj)`` runs admission after defaulting, before validation.
+        """Create ``obj``; ``admit(obj)`` runs admission after defaulting, before validation
+        (an ``admit`` with ``mutate`` and ``validate`` methods has its mutating phase run
+        there and its validating phase after the strategy's validation, as upstream's).
 
         ``manage(new, old)`` records the write in ``managedFields`` (``field_manager``).
         """
@@ -323,8 +325,9 @@ class RegistryStore:
             self.strategy.prepare_for_create(obj)
             meta = obj["metadata"]
             if admit is not None:
-                admit(obj)
+                _admit_mutating(admit, obj)
             self._check_valid(meta.get("name", ""), self.strategy.validate(obj))
+            _admit_validating(admit, obj)
             warnings = self.strategy.warnings_on_create(obj)
             order_metadata(obj)
             name = meta["name"]
@@ -581,8 +584,9 @@ class RegistryStore:
             manage(obj, old)
         new = self._prepare_update(obj, old)
         if admit is not None:
-            admit(new, old)
+            _admit_mutating(admit, new, old)
         self._check_valid(name, self.strategy.validate_update(new, old))
+        _admit_validating(admit, new, old)
         for text in self.strategy.warnings_on_update(new, old):
             add_warning(text)
         return self._write(key, name, new, old, current.mod_revision, dry_run), False
@@ -649,8 +653,10 @@ class RegistryStore:
 
     def guaranteed_update(self, namespace: str, name: str, mutate, dry_run: bool = False,
                           preconditions: Preconditions | None = None, attempts: int = 16,
-                          manage=None) -> dict:
-        """Apply ``mutate(obj) -> obj`` to the latest object, retrying on conflicts."""
+                          manage=None, validate=None) -> dict:
+        """Apply ``mutate(obj) -> obj`` to the latest object, retrying on conflicts;
+        ``validate(new, old)`` (validating admission) runs after the strategy's
+        validation."""
         key = self.spec.key(namespace, name)
         for _ in range(attempts):
             try:
@@ -666,6 +672,8 @@ class RegistryStore:
                 manage(new, old)
             new = self._prepare_update(new, old)
             self._check_valid(name, self.strategy.validate_update(new, old))
+            if validate is not None:
+                validate(new, old)
             warnings = self.strategy.warnings_on_update(new, old)
             try:
                 written = self._write(key, name, new, old, current.mod_revision, dry_run)
