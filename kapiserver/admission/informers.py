@@ -91,18 +91,14 @@ class Informer:
                 log.exception("informer %s: cannot decode %s", self._name, event.key)
                 return
         with self._lock:
-            # Replaced, never changed in place: a reader may be iterating the old dict.
-            names = dict(self._objects.get(namespace, {}))
-            if obj is None:
+            if obj is not None:
+                self._objects.setdefault(namespace, {})[name] = obj
+                return
+            names = self._objects.get(namespace)
+            if names is not None:
                 names.pop(name, None)
-            else:
-                names[name] = obj
-            objects = dict(self._objects)
-            if names:
-                objects[namespace] = names
-            else:
-                objects.pop(namespace, None)
-            self._objects = objects
+                if not names:
+                    del self._objects[namespace]
 
     @staticmethod
     def _split(registry, key: str) -> tuple[str, str | None]:
@@ -136,19 +132,21 @@ class Informer:
         """The object, or None (``namespace`` is "" for a cluster-scoped resource)."""
         if not self.sync():
             return None
-        return self._objects.get(namespace, {}).get(name)
+        with self._lock:
+            return self._objects.get(namespace, {}).get(name)
 
     def list(self, namespace: str | None = None) -> list[dict]:
         """The objects of ``namespace`` (None: of every namespace), ordered by namespace
         and name as the store lists them."""
         if not self.sync():
             return []
-        objects = self._objects
-        if namespace is not None:
-            names = objects.get(namespace, {})
-            return [names[name] for name in sorted(names)]
-        return [names[name] for ns in sorted(objects) for names in (objects[ns],)
-                for name in sorted(names)]
+        with self._lock:
+            objects = self._objects
+            if namespace is not None:
+                names = objects.get(namespace, {})
+                return [names[name] for name in sorted(names)]
+            return [names[name] for ns in sorted(objects) for names in (objects[ns],)
+                    for name in sorted(names)]
 
 
 class SharedInformers:
