@@ -54,6 +54,9 @@ class ServiceProxyHandler:
         info = ctx.info
         if info.verb not in self.verbs:
             raise errors.MethodNotAllowed()
+        from kapiserver.endpoints.connect import admit_connect
+
+        admit_connect(ctx, self.spec, "/".join(info.parts[3:]))
         parsed = split_scheme_name_port(info.name)
         if parsed is None:
             raise errors.BadRequest(f"invalid service request {errors.go_quote(info.name)}")
