@@ -712,6 +712,10 @@ class RESTHandler:
         if self.restful and not negotiation.route_accepts(ctx.accept):
             raise negotiation.route_not_acceptable(verb in ("list", "watch"))
         if verb == "watch":
+            if ctx.request.method != "GET":
+                # Upstream registers the watch routes for GET alone: any other method on
+                # /watch/... is go-restful's 405, never a stream.
+                raise errors.MethodNotAllowed()
             return self.watch(ctx, namespace)
         media = self.output(ctx)
         if verb == "get":
