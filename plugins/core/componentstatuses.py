@@ -137,7 +137,10 @@ class ComponentStatusHandler:
         probes = self.components()
         if info.verb == "get":
             if info.name not in probes:
-                raise errors.Unknown(f"Component not found: {info.name}")
+                # Upstream's words, but not its plain error's 500: asking for a component
+                # that does not exist is the client's mistake.
+                raise errors.NotFound(f"Component not found: {info.name}",
+                                      errors.status_details(info.name, "", "componentstatuses"))
             item = component_status(info.name, probes[info.name]())
             return self.respond(ctx, {"kind": "ComponentStatus", "apiVersion": "v1", **item})
         label_selector, field_selector = self._selectors(ctx.request.args)

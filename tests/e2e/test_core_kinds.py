@@ -502,5 +502,5 @@ def test_component_statuses_through_the_python_client(api):
                                  "127.0.0.1:10259: connect: connection refused")
     one = core(api).read_component_status("sqlite-0")
     assert one.conditions[0].message == "ok"
-    reasonless(api.get("/api/v1/componentstatuses/etcd-0", **ADMIN),
-               "Component not found: etcd-0")
+    assert_status(api.get("/api/v1/componentstatuses/etcd-0", **ADMIN), 404, "NotFound",
+                  "Component not found: etcd-0", {"name": "etcd-0", "kind": "componentstatuses"})
