@@ -335,10 +335,11 @@ def test_binding_errors(api):
     invalid = api.request("POST", f"{PODS}/b-errors/binding", json={
         "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b-errors"},
         "target": {"kind": "Pod"}}, **ADMIN)
-    assert invalid.status_code == 500
-    assert invalid.json()["message"] == ('[target.kind: Unsupported value: "Pod": supported '
-                                         'values: "Node", "<empty>", target.name: Required '
-                                         'value]')
+    body = assert_status(invalid, 422, "Invalid", 'Binding "b-errors" is invalid: '
+                         '[target.kind: Unsupported value: "Pod": supported values: "Node", '
+                         '"<empty>", target.name: Required value]')
+    assert [(c["reason"], c["field"]) for c in body["details"]["causes"]] == [
+        ("FieldValueNotSupported", "target.kind"), ("FieldValueRequired", "target.name")]
     stale = bind(api, "b-errors", uid="not-the-uid")
     body = assert_status(stale, 409, "Conflict")
     assert "Precondition failed: UID in precondition: not-the-uid" in body["message"]

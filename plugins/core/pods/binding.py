@@ -14,7 +14,7 @@ import copy
 
 from kapiserver import errors
 from kapiserver.admission import CREATE
-from kapiserver.apimachinery.field_errors import aggregate_message
+from kapiserver.apimachinery.field_errors import new_invalid
 from kapiserver.endpoints.handlers import _dry_run
 from kapiserver.endpoints.virtual import CreateOnlyHandler
 from kapiserver.registry.resource import ResourceSpec
@@ -169,8 +169,9 @@ class BindingHandler(CreateOnlyHandler):
             raise errors.BadRequest("name in URL does not match name in Binding object")
         problems = validate_pod_binding(binding)
         if problems:
-            # Upstream returns the list as a plain error: a 500 without a reason.
-            raise errors.Unknown(aggregate_message(problems))
+            # Upstream returns the list as a plain error, a reasonless 500; an invalid
+            # Binding is the client's mistake: a 422 naming the fields, as any kind's.
+            raise new_invalid("Binding", "", name, problems)
         dry_run = _dry_run(ctx.request.args)
         self._admitter(ctx, CREATE, name, dry_run)(copy.deepcopy(binding))
         preconditions = None
