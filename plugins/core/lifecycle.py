@@ -12,6 +12,11 @@ REMOTE_NAMESPACE_TTL = 1.0
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+#: ``accessReviewResources``: asked about a namespace, not written into it — they may name
+#: one that does not exist.
+ACCESS_REVIEW_RESOURCES = frozenset({("authorization.k8s.io", "localsubjectaccessreviews")})
+
+
 class NamespaceLifecycle(AdmissionPlugin):
     """Refuse content in missing or terminating namespaces and deletion of system ones.
 
@@ -41,7 +46,7 @@ class NamespaceLifecycle(AdmissionPlugin):
                 raise errors.Forbidden.for_resource("", "namespaces", attributes.name,
                                                     "this namespace may not be deleted")
             return
-        if not spec.namespaced:
+        if not spec.namespaced or (spec.group, spec.resource) in ACCESS_REVIEW_RESOURCES:
             return
         namespace = attributes.namespace
         try:

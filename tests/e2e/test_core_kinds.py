@@ -368,11 +368,15 @@ def test_claim_spec_is_immutable_until_bound(api):
     assert (bound.status.phase, bound.spec.access_modes) == ("Bound", ["ReadWriteOnce"])
     volume = api.kubectl("patch", "pvc", "claim-1", "-p", '{"spec":{"volumeName":"pv-1"}}')
     assert volume.returncode == 0, volume.stderr
+    # Validation lets a bound claim grow; PersistentVolumeClaimResize refuses it here, as
+    # upstream does, since the claim has no StorageClass that allows expansion.
     grown = api.kubectl("patch", "pvc", "claim-1", "-p",
                         '{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}')
-    assert grown.returncode == 0, grown.stderr
+    assert grown.returncode == 1
+    assert "only dynamically provisioned pvc can be resized and the storageclass that " \
+           "provisions the pvc must support resize" in grown.stderr
     shrunk = api.kubectl("patch", "pvc", "claim-1", "-p",
-                         '{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}')
+                         '{"spec":{"resources":{"requests":{"storage":"512Mi"}}}}')
     assert "field can not be less than status.capacity" in shrunk.stderr
     row = api.kubectl("get", "pvc", "claim-1", "--no-headers", check=True).stdout.split()
     assert row[:5] == ["claim-1", "Bound", "pv-1", "1Gi", "RWO"]
