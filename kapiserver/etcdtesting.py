@@ -34,20 +34,22 @@ class EtcdProcess:
     """One etcd member. ``cluster`` (name -> peer URL) makes it a member of that cluster.
 
     ``tls`` is ``(ca_file, cert_file, key_file)``: etcd then serves clients over HTTPS and
-    asks for a client certificate signed by ``ca_file``. ``progress_notify`` is etcd's
+    asks for a client certificate signed by ``ca_file``; ``client`` is ``(cert_file,
+    key_file)`` of one, which the readiness probe presents. ``progress_notify`` is etcd's
     ``--experimental-watch-progress-notify-interval`` (seconds).
     """
 
     def __init__(self, workdir: str, name: str = "etcd0", client_port: int | None = None,
                  peer_port: int | None = None, cluster: dict | None = None,
                  tls: tuple[str, str, str] | None = None, progress_notify: float = 1.0,
-                 extra_args=()):
+                 extra_args=(), client: tuple[str, str] | None = None):
         self.workdir = os.path.abspath(workdir)
         os.makedirs(self.workdir, exist_ok=True)
         self.name = name
         self.client_port = client_port or _free_port()
         self.peer_port = peer_port or _free_port()
         self.tls = tls
+        self.client = client
         scheme = "https" if tls else "http"
         self.url = f"{scheme}://127.0.0.1:{self.client_port}"
         self.peer_url = f"http://127.0.0.1:{self.peer_port}"
@@ -88,8 +90,7 @@ class EtcdProcess:
     def _session_kwargs(self) -> dict:
         if not self.tls:
             return {}
-        ca, cert, key = self.tls
-        return {"verify": ca, "cert": (cert, key)}
+        return {"verify": self.tls[0], "cert": self.client}
 
     def healthy(self) -> bool:
         try:

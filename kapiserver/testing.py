@@ -10,6 +10,14 @@ Opt in from a ``conftest.py`` (it is never auto-loaded)::
 
 ``kapiserver_factory`` starts ``kapiserver serve`` (gunicorn, TLS) in a subprocess on a
 free loopback port with its data dir under ``tmp_path`` and stops it after the test.
+
+Storage: servers use the embedded SQLite store unless ``kapiserver_storage`` is
+parametrized (indirectly) with ``"etcd3"``: each server then gets its own key prefix in
+one etcd member shared by the session (``kapiserver_etcd``; Debian's ``etcd-server``)::
+
+    @pytest.mark.parametrize("kapiserver_storage", ["sqlite", "etcd3"], indirect=True,
+                             scope="module")
+    def test_on_both(kapiserver_factory): ...
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 
 import requests
 import yaml
@@ -248,13 +257,55 @@ def assert_status(response, code: int, reason: str, message: str | None = None,
     return body
 
 
-def kapiserver_factory(tmp_path):
+STORAGE_BACKENDS = ("sqlite", "etcd3")
+
+
+class StorageChoice:
+    """The storage a test's servers use: ``config()`` is the options of one more server
+    (nothing for SQLite; for etcd its servers and a prefix of its own)."""
+
+    def __init__(self, name: str = "sqlite", etcd=None):
+        if name not in STORAGE_BACKENDS:
+            raise ValueError(f"storage backend {name!r}: one of {', '.join(STORAGE_BACKENDS)}")
+        self.name = name
+        self.etcd = etcd
+
+    def config(self) -> dict:
+        if self.name == "sqlite":
+            return {}
+        return {"storage-backend": "etcd3", "etcd-servers": [self.etcd.url],
+                "etcd-prefix": f"/kapiserver-test-{uuid.uuid4().hex[:12]}"}
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def kapiserver_etcd(tmp_path_factory):
+    """One etcd member for the session (skipped where etcd is not installed)."""
+    from .etcdtesting import EtcdProcess, etcd_available
+
+    if not etcd_available():
+        pytest.skip("etcd is not installed (apt-get install etcd-server)")
+    etcd = EtcdProcess(str(tmp_path_factory.mktemp("etcd"))).start()
+    yield etcd
+    etcd.stop()
+
+
+def kapiserver_storage(request):
+    """``StorageChoice`` of the test's servers: SQLite, or etcd when parametrized so."""
+    name = getattr(request, "param", "sqlite")
+    etcd = request.getfixturevalue("kapiserver_etcd") if name == "etcd3" else None
+    return StorageChoice(name, etcd)
+
+
+def kapiserver_factory(tmp_path, kapiserver_storage):
     """Start kapiservers for one test: ``kapiserver_factory(config=, plugins=, workers=)``."""
     started = []
 
     def factory(config=None, plugins=(), workers: int = 1, args=(), env=None, start=True,
                 name: str | None = None, **kwargs):
         workdir = tmp_path / (name or f"kapiserver-{len(started)}")
+        config = {**kapiserver_storage.config(), **(config or {})}
         server = KapiserverProcess(str(workdir), config, plugins, workers, args, env, **kwargs)
         started.append(server)
         return server.start() if start else server
@@ -266,3 +317,5 @@ def kapiserver_factory(tmp_path):
 
 if pytest is not None:
     kapiserver_factory = pytest.fixture(kapiserver_factory)
+    kapiserver_etcd = pytest.fixture(scope="session")(kapiserver_etcd)
+    kapiserver_storage = pytest.fixture(scope="module")(kapiserver_storage)

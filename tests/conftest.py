@@ -23,6 +23,15 @@ def write_token_file(path):
     return str(path)
 
 
+def pytest_generate_tests(metafunc):
+    """A module that sets ``STORAGE_BACKENDS`` runs its server tests on each backend: its
+    servers take their storage from ``kapiserver_storage`` (module-scoped, so a module's
+    shared server is started once per backend)."""
+    backends = getattr(metafunc.module, "STORAGE_BACKENDS", None)
+    if backends and "kapiserver_storage" in metafunc.fixturenames:
+        metafunc.parametrize("kapiserver_storage", backends, indirect=True, scope="module")
+
+
 @pytest.fixture(autouse=True)
 def kubectl_cache_dir(tmp_path_factory, monkeypatch, request):
     """A fresh kubectl discovery cache for each test that runs kubectl itself.

@@ -1,8 +1,10 @@
 """WatchCache: one event feed per worker, fanned out to every watcher in memory.
 
-A single background loop reads the store's event log (``Store.events``) — woken at once
-by writes made in this worker, and every ``interval`` seconds for writes made by other
-workers or hosts — keeps the recent events in a ring buffer (bounded in events and in
+A single background loop follows the store's events: a store with a push feed
+(``event_stream``: etcd's watch) is followed as it delivers, restarted from the last
+revision when it breaks; otherwise the loop reads the event log (``Store.events``) —
+woken at once by writes made in this worker, and every ``interval`` seconds for writes
+made by other workers or hosts. It keeps the recent events in a ring buffer (bounded in events and in
 bytes of values: a worker keeps a window of recent history, not a copy of the store; a
 watch from before it reads the older events from the store), and hands each event to
 the watchers whose key prefix it matches. Watchers never touch the database; a watcher that
@@ -104,7 +106,7 @@ class WatchCache:
         self.wake = threading.Event()
         self.progress = threading.Condition(self.lock)
         self.stopped = False
-        #: revision -> per-event work shared by every watcher (decoded objects, lines).
+        #: (revision, key) -> per-event work shared by every watcher (decoded objects, lines).
         self.memo: collections.OrderedDict = collections.OrderedDict()
         self.memo_size = 256
         self.thread = threading.Thread(target=self._run, name="watch-cache", daemon=True)
@@ -131,6 +133,9 @@ class WatchCache:
                 self.wake.set()
 
     def _run(self) -> None:
+        if getattr(self.store, "event_stream", None) is not None:
+            self._follow_stream()
+            return
         while not self.stopped:
             self.wake.wait(self.interval)
             self.wake.clear()
@@ -159,6 +164,51 @@ class WatchCache:
             self.progress.notify_all()
         return len(events) == 1000
 
+    def _follow_stream(self) -> None:
+        """Follow the store's push feed; after a break, start again from ``revision``."""
+        failures = 0
+        while not self.stopped:
+            try:
+                self._stream = stream = self.store.event_stream(self.revision)
+            except Exception:
+                log.exception("watch cache: cannot start the store's event stream")
+                self.wake.wait(min(0.1 * 2 ** failures, 2.0))
+                failures += 1
+                continue
+            resumed_after = self.revision
+            try:
+                for events, revision in stream:
+                    failures = 0
+                    self._deliver(events, revision, resumed_after)
+                    if self.stopped:
+                        break
+            except Compacted:
+                self._resync()
+            except Exception as err:  # a broken stream: resume from the last revision
+                if not self.stopped:
+                    log.warning("watch cache: event stream ended (%s); resuming after "
+                                "revision %d", err, self.revision)
+                    self.wake.wait(min(0.1 * 2 ** failures, 2.0))
+                    failures += 1
+            finally:
+                stream.close()
+
+    def _deliver(self, events, revision: int, resumed_after: int) -> None:
+        with self.lock:
+            for event in events:
+                # One revision may carry several events (a lease expiring deletes all of
+                # its keys at once): skip only what came before this stream started.
+                if event.revision <= resumed_after:
+                    continue
+                self._buffer(event)
+                for watcher in list(self.watchers):
+                    if event.key.startswith(watcher.prefix):
+                        watcher.push(event)
+                self.revision = event.revision
+            if revision > self.revision:
+                self.revision = revision
+            self.progress.notify_all()
+
     def _buffer(self, event) -> None:
         buffer = self.buffer
         if len(buffer) == buffer.maxlen:
@@ -186,8 +236,10 @@ class WatchCache:
         with self.lock:
             return self.progress.wait_for(lambda: self.revision >= revision, timeout)
 
-    def watch(self, prefix: str, after_revision: int) -> Watcher:
+    def watch(self, prefix, after_revision: int) -> Watcher:
         """Start a watcher receiving every event under ``prefix`` after ``after_revision``.
+
+        ``prefix`` is a key prefix or a tuple of them (``str.startswith``'s rule).
 
         Events older than the ring buffer are read from the store; raise
         ``TooOldResourceVersion`` when the store has compacted them away.
@@ -230,9 +282,12 @@ class WatchCache:
     def shared(self, event) -> dict:
         """A dict shared by all watchers for ``event``: compute an event's decoding or
         encoding once, not once per watcher (the fan-out's main cost)."""
-        entry = self.memo.get(event.revision)
+        # By revision and key: one revision may carry several events (etcd deletes the
+        # keys of an expired lease at one revision).
+        memo_key = (event.revision, event.key)
+        entry = self.memo.get(memo_key)
         if entry is None:
-            entry = self.memo[event.revision] = {}
+            entry = self.memo[memo_key] = {}
             while len(self.memo) > self.memo_size:
                 self.memo.popitem(last=False)
         return entry
@@ -246,6 +301,9 @@ class WatchCache:
         by the cache (closing a SQLite connection a thread still reads crashes)."""
         self.stopped = True
         self.wake.set()
+        stream = getattr(self, "_stream", None)
+        if stream is not None:
+            stream.close()
         with self.lock:
             watchers = list(self.watchers)
         for watcher in watchers:

@@ -16,6 +16,8 @@ from kapiserver.testing import KapiserverProcess, assert_status
 from tests.support.reference import transcript
 
 ADMIN = dict(user="admin", groups=["system:masters"])
+#: The server tests run on each storage backend (tests/conftest.py).
+STORAGE_BACKENDS = ("sqlite", "etcd3")
 NS = "crs"
 GROUP = "example.com"
 
@@ -64,8 +66,9 @@ WIDGETS = {
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory):
-    server = KapiserverProcess(str(tmp_path_factory.mktemp("crds")), workers=2).start()
+def api(tmp_path_factory, kapiserver_storage):
+    server = KapiserverProcess(str(tmp_path_factory.mktemp("crds")), workers=2,
+                               config=kapiserver_storage.config()).start()
     try:
         server.kubectl("create", "namespace", NS, check=True)
         created = server.request("POST",

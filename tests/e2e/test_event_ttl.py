@@ -6,6 +6,8 @@ import time
 from kapiserver.testing import assert_status
 
 ADMIN = dict(user="admin", groups=["system:masters"])
+#: TTLs are SQLite leases on one backend and etcd leases on the other.
+STORAGE_BACKENDS = ("sqlite", "etcd3")
 CORE = "/api/v1/namespaces/default/events"
 V1 = "/apis/events.k8s.io/v1/namespaces/default/events"
 

@@ -9,15 +9,18 @@ import pytest
 from kapiserver.testing import assert_status
 
 ADMIN = dict(user="admin", groups=["system:masters"])
+#: The server tests run on each storage backend (tests/conftest.py).
+STORAGE_BACKENDS = ("sqlite", "etcd3")
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory):
+def api(tmp_path_factory, kapiserver_storage):
     from kapiserver.testing import KapiserverProcess
 
     server = KapiserverProcess(str(tmp_path_factory.mktemp("rv")), workers=2,
-                               config={"etcd-compaction-interval": "1s"}).start()
+                               config={**kapiserver_storage.config(),
+                                       "etcd-compaction-interval": "1s"}).start()
     yield server
     server.stop()
 

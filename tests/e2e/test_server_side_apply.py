@@ -11,6 +11,8 @@ from kapiserver.testing import assert_status
 from tests.fieldmanager.transcripts import reference, reference_body
 
 ADMIN = dict(user="admin", groups=["system:masters"])
+#: The server tests run on each storage backend (tests/conftest.py).
+STORAGE_BACKENDS = ("sqlite", "etcd3")
 APPLY = "application/apply-patch+yaml"
 CM = "/api/v1/namespaces/{ns}/configmaps"
 #: kubectl validates manifests against the server's OpenAPI unless told not to; until
@@ -19,10 +21,11 @@ NO_CLIENT_VALIDATION = "--validate=false"
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory):
+def api(tmp_path_factory, kapiserver_storage):
     from kapiserver.testing import KapiserverProcess
 
-    server = KapiserverProcess(str(tmp_path_factory.mktemp("ssa")), workers=2).start()
+    server = KapiserverProcess(str(tmp_path_factory.mktemp("ssa")), workers=2,
+                               config=kapiserver_storage.config()).start()
     yield server
     server.stop()
 
