@@ -2,33 +2,14 @@
 and ``approval`` subresources, and the CertificateApproval, CertificateSigning and
 CertificateSubjectRestriction admission plugins."""
 
-from kapiserver.admission import CREATE
-from kapiserver.endpoints.handlers import RESTHandler
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.registry.builtin import subresource_info
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
 from .approval import CertificateApproval
-from .csrs import CSRS, CSRStrategy, set_requestor
+from .csrs import CSRS, CSRStrategy
 from .signing import CertificateSigning
 from .subjectrestriction import CertificateSubjectRestriction
-
-
-class CSRHandler(RESTHandler):
-    """CertificateSigningRequests' handler: a new request records who asked (upstream's
-    ``PrepareForCreate`` reads the user from the request context), before admission and
-    validation see it."""
-
-    def _admitter(self, ctx, operation, name, dry_run):
-        admit = super()._admitter(ctx, operation, name, dry_run)
-        if operation != CREATE:
-            return admit
-
-        def requested(obj, old=None):
-            set_requestor(obj, ctx.user)
-            admit(obj, old)
-
-        return requested
 
 
 class CertificatesV1(APIGroupInstaller):
@@ -38,6 +19,8 @@ class CertificatesV1(APIGroupInstaller):
     delegate = "kube"
 
     def install(self, server):
+        from .handlers import CSRHandler
+
         strategy = CSRStrategy(CSRS)
         base = server.rest_handler(CSRS, strategy)
         handlers = {CSRS.resource: CSRHandler(base.store, server, base.verbs)}

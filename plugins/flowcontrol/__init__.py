@@ -1,22 +1,11 @@
 """The ``flowcontrol.apiserver.k8s.io`` API group: FlowSchemas and
 PriorityLevelConfigurations (each with ``status``), as objects."""
 
-from kapiserver.endpoints.handlers import RESTHandler
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
 
-from .flowschemas import FLOW_SCHEMAS, FlowSchemaStrategy, matching_order
+from .flowschemas import FLOW_SCHEMAS, FlowSchemaStrategy
 from .prioritylevels import PRIORITY_LEVELS, PriorityLevelStrategy
-
-
-class FlowSchemaHandler(RESTHandler):
-    """FlowSchemas' handler: a Table lists them in matching order (``printFlowSchemaList``
-    sorts by matchingPrecedence, then name), as they are consulted."""
-
-    def table(self, obj, include):
-        if obj.get("kind") == self.spec.list_kind:
-            obj = {**obj, "items": sorted(obj.get("items") or [], key=matching_order)}
-        return super().table(obj, include)
 
 
 class FlowcontrolV1(APIGroupInstaller):
@@ -26,6 +15,8 @@ class FlowcontrolV1(APIGroupInstaller):
     delegate = "kube"
 
     def install(self, server):
+        from .handlers import FlowSchemaHandler
+
         handlers = builtin_handlers(server, FlowSchemaStrategy(FLOW_SCHEMAS))
         main = handlers[FLOW_SCHEMAS.resource]
         handlers[FLOW_SCHEMAS.resource] = FlowSchemaHandler(main.store, server, main.verbs)
