@@ -114,7 +114,7 @@ def add_core_options(options) -> None:
     add("lease-reuse-duration-seconds", fields.Integer(load_default=60, strict=False,
                                                        validate=validate.Range(1)),
         "seconds each etcd lease is reused by writes with a TTL (events): fewer leases "
-        "at the price of keys living up to this much (or 5% of their TTL) longer")
+        "at the price of keys living up to this much (or a twentieth of their TTL) longer")
     add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
         "logging level")
 
