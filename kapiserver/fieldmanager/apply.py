@@ -6,8 +6,9 @@ Mirrors the ``Apply`` path of upstream's default field manager
 
 * ``versionCheckManager``: the config's apiVersion and kind must be the resource's
   (400 ``invalid object type: /v1, Kind=Foo``); it may not carry ``managedFields``;
-* ``structuredMergeManager``: the config must fit the kind's schema (else upstream's
-  plain 500 ``failed to create typed patch object (ns/name; /v1, Kind=ConfigMap): ...``);
+* ``structuredMergeManager``: the config must fit the kind's schema (else a 400 with
+  upstream's words, ``failed to create typed patch object (ns/name; /v1, Kind=ConfigMap):
+  ...``; upstream's plain error is a 500, kubernetes/kubernetes#122480);
 * ``Updater.Apply``: the config is merged into the live object; the applier's ``Apply``
   entry becomes exactly the config's fields (less reset fields); fields the applier's
   previous config set and this one does not are removed unless another manager owns
@@ -122,9 +123,9 @@ class Applier:
         """The object ``config`` applied to ``live`` (``None``: it does not exist yet)
         makes, with its ``metadata.managedFields``; ``now`` is an RFC 3339 time.
 
-        Raises ``errors.BadRequest`` for a config of another type or carrying managed
-        fields, ``errors.Conflict`` for conflicts, ``errors.Unknown`` (500) for a config that
-        does not fit the kind's schema. Neither argument is modified.
+        Raises ``errors.BadRequest`` for a config of another type, carrying managed
+        fields or not fitting the kind's schema, ``errors.Conflict`` for conflicts.
+        Neither argument is modified.
         """
         self._check_type(config)
         meta = config.get("metadata")
@@ -138,8 +139,10 @@ class Applier:
         problems = validate(config, self.root)
         if problems:
             detail = problems[0] if len(problems) == 1 else "\n  ".join(["errors:", *problems])
-            raise errors.Unknown(f"failed to create typed patch object ({_gvknn(config)}): "
-                                 f"{detail}")
+            # The client's mistake, so a 400 (upstream answers its plain error with a 500,
+            # a bug it means to fix the same way: kubernetes/kubernetes#139253).
+            raise errors.BadRequest(f"failed to create typed patch object ({_gvknn(config)}): "
+                                    f"{detail}")
 
         typed_live = self._typed(live)
         try:
