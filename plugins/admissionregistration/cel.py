@@ -10,7 +10,7 @@ URLs, quantities, IPs, CIDRs, sets, format) are the apiextensions plugin's. An e
 must also give the type its field asks for (``must evaluate to bool``).
 
 Only compiling is here: evaluating policies belongs to the ValidatingAdmissionPolicy
-admission plugin.
+admission plugin (``admissionpolicy``), which plans what :func:`check_expression` checked.
 """
 
 from __future__ import annotations
@@ -175,20 +175,32 @@ def _type_name(cel_type) -> str:
     return names.get(str(cel_type), str(cel_type))
 
 
-def compile_expression(source: str, result_types: tuple[str, ...], *, params: bool = False,
-                       authorizer: bool = False,
-                       variables: tuple[str, ...] | None = None) -> CompileError | None:
-    """``CompileCELExpression``: None when ``source`` compiles to one of ``result_types``
-    (``ANY`` takes whatever it gives), else the error as upstream words it."""
+def check_expression(source: str, result_types: tuple[str, ...], *, params: bool = False,
+                     authorizer: bool = False, variables: tuple[str, ...] | None = None):
+    """Check ``source`` in the environment of these declarations: ``(expression, None)``
+    with cel-expr-python's checked ``Expression`` (its ``serialize()`` is the checked AST
+    a runtime environment plans), or ``(None, CompileError)`` worded as upstream's
+    ``CompileCELExpression``. ``variables`` are the names of the variables composed so far
+    (None: the expression sees no ``variables``)."""
     from kapiserver_plugins.apiextensions.cel.compiler import compile_issues
 
     env = _environment(params, authorizer, variables)
     try:
         expr = env.compile(source)
     except RuntimeError as err:
-        return CompileError("invalid", "compilation failed: " + compile_issues(err))
+        return None, CompileError("invalid", "compilation failed: " + compile_issues(err))
     if ANY in result_types or _type_name(expr.return_type()) in result_types:
-        return None
+        return expr, None
     if len(result_types) == 1:
-        return CompileError("invalid", f"must evaluate to {result_types[0]}")
-    return CompileError("invalid", "must evaluate to one of [" + " ".join(result_types) + "]")
+        return None, CompileError("invalid", f"must evaluate to {result_types[0]}")
+    return None, CompileError("invalid", "must evaluate to one of ["
+                              + " ".join(result_types) + "]")
+
+
+def compile_expression(source: str, result_types: tuple[str, ...], *, params: bool = False,
+                       authorizer: bool = False,
+                       variables: tuple[str, ...] | None = None) -> CompileError | None:
+    """``CompileCELExpression``: None when ``source`` compiles to one of ``result_types``
+    (``ANY`` takes whatever it gives), else the error as upstream words it."""
+    return check_expression(source, result_types, params=params, authorizer=authorizer,
+                            variables=variables)[1]

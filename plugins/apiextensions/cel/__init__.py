@@ -5,7 +5,8 @@
 of a CRD being written (``crd_validation``). The modules: ``types`` (schemas as CEL types),
 ``library`` (Kubernetes' CEL libraries), ``compiler``, ``checked`` (the checked AST),
 ``optional`` (``optionalOldSelf`` at runtime), ``cost`` (cost estimation), ``fieldpath``,
-``validation`` and ``schema_rules``.
+``validation`` and ``schema_rules``; ``environment`` builds runtime environments with other
+variables for other plugins' expressions (admission policies).
 """
 
 from .schema_rules import validate_schema_rules

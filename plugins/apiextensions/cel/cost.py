@@ -22,6 +22,11 @@ REGEX_LENGTH = 0.25
 #: ``cel.MaxNameFormatRegexSize``
 MAX_NAME_FORMAT_REGEX_SIZE = 128
 LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
+#: The authorization library's ``check`` (``library.CostEstimator``); its builders and
+#: accessors cost 1, its selectors parse their string.
+AUTHZ_CHECK = 350_000
+_AUTHZ_CHECKS = frozenset(("pathcheck_check", "resourcecheck_check"))
+_AUTHZ_SELECTORS = frozenset(("resourcecheck_fieldselector", "resourcecheck_labelselector"))
 _ACCUMULATORS = ("@result", "__result__")
 
 
@@ -415,6 +420,11 @@ class Coster:
                           MAX_NAME_FORMAT_REGEX_SIZE * REGEX_LENGTH), None
         if fn == "format.named":
             return (1, 1), None
+        if overload in _AUTHZ_CHECKS:
+            # A fixed cost that allows two authorization checks per expression.
+            return fixed(AUTHZ_CHECK), None
+        if overload in _AUTHZ_SELECTORS and args:
+            return factor(size(args[0]), STRING_TRAVERSAL), None
         if fn in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
                   "isLinkLocalMulticast", "isLinkLocalUnicast", "sign", "asInteger",
                   "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan",

@@ -1,0 +1,215 @@
+"""The policies and bindings of one server (one gunicorn worker), kept current from its
+watch cache (upstream's ``generic.policySource``).
+
+Each worker lists both resources once, on the first request admission sees, then has its
+watch cache hand it every later write under their key prefixes (``Watcher.deliver``, as
+the webhook configurations' source). The feed only records objects and marks the hooks
+stale; the next request rebuilds them: each policy that has a binding, with its bindings,
+compiled once per resourceVersion (a policy compiles in milliseconds, never on the watch
+cache's feed). Before answering, a request checks that the watch cache has read the
+store's latest write (waiting briefly if not), so a policy or binding written just before,
+by any worker, takes effect for the very next request.
+
+Hooks are ordered by policy name and bindings by name (upstream's order is a Go map's).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from kapiserver import errors
+from kapiserver.admission.informers import SYNC_TIMEOUT
+
+from . import params
+from .matching import Criteria
+from .validator import CompiledPolicy
+
+log = logging.getLogger(__name__)
+
+GROUP = "admissionregistration.k8s.io"
+POLICIES, BINDINGS = "validatingadmissionpolicies", "validatingadmissionpolicybindings"
+
+
+class Binding:
+    """One binding, parsed once per resourceVersion."""
+
+    __slots__ = ("name", "resource_version", "policy_name", "criteria", "param_ref",
+                 "actions")
+
+    def __init__(self, obj: dict):
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        self.name = meta.get("name", "")
+        self.resource_version = meta.get("resourceVersion", "")
+        self.policy_name = spec.get("policyName") or ""
+        match = spec.get("matchResources")
+        self.criteria = Criteria(match) if isinstance(match, dict) else None
+        self.param_ref = spec.get("paramRef") if isinstance(spec.get("paramRef"),
+                                                             dict) else None
+        self.actions = [a for a in spec.get("validationActions") or () if isinstance(a, str)]
+
+
+class Hook:
+    """A policy with its bindings (``PolicyHook``); ``error`` is its configuration error
+    (a paramKind nothing serves)."""
+
+    __slots__ = ("policy", "bindings", "param_kind", "error")
+
+    def __init__(self, policy: CompiledPolicy, bindings: list, param_kind, error: str):
+        self.policy, self.bindings = policy, bindings
+        self.param_kind, self.error = param_kind, error
+
+
+class _Feed:
+    """The objects of one resource, by name, from the watch cache."""
+
+    def __init__(self, source, resource: str):
+        self.source = source
+        self.resource = resource
+        self.objects: dict[str, dict] = {}
+        self.watcher = None
+
+    def live(self) -> bool:
+        return self.watcher is not None and not self.watcher.closed
+
+    def load(self, registry) -> None:
+        storage, cache = registry.storage, self.source.server.watch_cache
+        prefix = registry.spec.key_prefix()
+        page = storage.list(prefix, revision=storage.current_revision())
+        objects = {(o.get("metadata") or {}).get("name", ""): o
+                   for o in registry.decode_many(page.items)}
+        watcher = cache.watch(prefix, page.revision)
+        with cache.lock:
+            self.objects = objects
+            for event in list(watcher.pending):
+                self._apply(registry, prefix, event)
+            watcher.pending.clear()
+            watcher.deliver = lambda event: self._apply(registry, prefix, event)
+        self.watcher = watcher
+        self.source.changed()
+
+    def _apply(self, registry, prefix: str, event) -> None:
+        name = event.key[len(prefix):]
+        if event.value is None:
+            self.objects.pop(name, None)
+        else:
+            try:
+                self.objects[name] = registry.decode(event.value, event.revision)
+            except Exception:  # one bad object must not stop the feed
+                log.exception("admission policies: cannot decode %s", event.key)
+                return
+        self.source.changed()
+
+
+class PolicySource:
+    """The hooks of one server."""
+
+    def __init__(self, server):
+        self.server = server
+        self._feeds = {POLICIES: _Feed(self, POLICIES), BINDINGS: _Feed(self, BINDINGS)}
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._built = -1
+        self._hooks: list[Hook] = []
+        #: policy name -> CompiledPolicy; binding name -> Binding (by resourceVersion)
+        self._policies: dict[str, CompiledPolicy] = {}
+        self._bindings: dict[str, Binding] = {}
+        self._runtime = None
+
+    def changed(self) -> None:
+        self._generation += 1
+
+    @property
+    def runtime(self):
+        """The CEL runtime environment, built on first use (it takes a fraction of a
+        second)."""
+        if self._runtime is None:
+            from .cel import Runtime
+
+            self._runtime = Runtime(self.server.authorizer)
+        return self._runtime
+
+    def hooks(self) -> list[Hook]:
+        """The hooks, current as of the store's latest write."""
+        registries = self.server.registries
+        policies = registries.get((GROUP, POLICIES))
+        bindings = registries.get((GROUP, BINDINGS))
+        if policies is None or bindings is None:
+            return []
+        for feed, registry in ((self._feeds[POLICIES], policies),
+                               (self._feeds[BINDINGS], bindings)):
+            if not feed.live():
+                with self._lock:
+                    if not feed.live():
+                        if feed.watcher is not None:
+                            log.info("admission policies: %s watch ended (%s); listing "
+                                     "again", feed.resource, feed.watcher.close_reason)
+                        feed.load(registry)
+        cache = self.server.watch_cache
+        target = policies.storage.current_revision()
+        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
+            log.warning("admission policies: watch cache behind revision %d after %.1fs",
+                        target, SYNC_TIMEOUT)
+        if self._built != self._generation:
+            with self._lock:
+                if self._built != self._generation:
+                    generation = self._generation
+                    self._hooks = self._build()
+                    self._built = generation
+        return self._hooks
+
+    def _build(self) -> list[Hook]:
+        policy_objects = dict(self._feeds[POLICIES].objects)
+        binding_objects = dict(self._feeds[BINDINGS].objects)
+        bindings: dict[str, Binding] = {}
+        by_policy: dict[str, list[Binding]] = {}
+        for name in sorted(binding_objects):
+            obj = binding_objects[name]
+            known = self._bindings.get(name)
+            version = (obj.get("metadata") or {}).get("resourceVersion", "")
+            if known is None or known.resource_version != version:
+                known = Binding(obj)
+            bindings[name] = known
+            by_policy.setdefault(known.policy_name, []).append(known)
+        self._bindings = bindings
+        compiled: dict[str, CompiledPolicy] = {}
+        hooks = []
+        for name in sorted(by_policy):
+            obj = policy_objects.get(name)
+            if obj is None:
+                continue  # a binding of a policy that does not exist (yet)
+            known = self._policies.get(name)
+            version = (obj.get("metadata") or {}).get("resourceVersion", "")
+            if known is None or known.resource_version != version:
+                try:
+                    known = CompiledPolicy(obj, self.runtime)
+                except Exception:
+                    log.exception("admission policies: cannot compile policy %s", name)
+                    continue
+            compiled[name] = known
+            param_kind, error = None, ""
+            if known.param_kind is not None:
+                param_kind = params.resolve(self.server, known.param_kind)
+                if param_kind is None:
+                    # Resolved again at the next change; a CRD established later counts.
+                    self._generation += 1
+                    error = ("failed to find resource referenced by paramKind: "
+                             f"'{params.kind_text(known.param_kind)}'")
+            hooks.append(Hook(known, by_policy[name], param_kind, error))
+        self._policies = compiled
+        return hooks
+
+
+def namespace_getter(server):
+    """``namespaces(name)``: the namespace from the worker's informer, or ``NotFound``."""
+    from kapiserver.admission.informers import informers_for
+
+    informer = informers_for(server).informer("", "namespaces")
+
+    def get(name: str) -> dict:
+        found = informer.get("", name)
+        if found is None:
+            raise errors.NotFound.for_object("", "namespaces", name)
+        return found
+
+    return get
