@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import admission
+from . import admission, controllers
 from .errors import ConfigError
 from .options import OptionRegistry, add_arguments, load, read_config_file
 from .options.core import add_core_options, check_storage, check_tls_pair
@@ -27,13 +27,15 @@ def build_registry(pm) -> OptionRegistry:
 
 def check_choices(pm):
     """Return an option check naming unknown authorization modes, delegates, admission
-    plugins, and every option conflict a plugin's factory hook reports (``ConfigError``)."""
+    plugins, controllers, and every option conflict a plugin's factory hook reports
+    (``ConfigError``)."""
 
     def check(config) -> list[str]:
         errors = []
         collected = {}
         for hook in ("kapiserver_authenticators", "kapiserver_authorizers",
-                     "kapiserver_delegates", "kapiserver_admission_plugins"):
+                     "kapiserver_delegates", "kapiserver_admission_plugins",
+                     "kapiserver_controllers"):
             try:
                 collected[hook] = pm.collect(hook, config=config)
             except ConfigError as err:
@@ -55,6 +57,10 @@ def check_choices(pm):
         try:
             admission.select(admission_plugins, config.enable_admission_plugins,
                              config.disable_admission_plugins)
+        except ConfigError as err:
+            errors.extend(err.errors)
+        try:
+            controllers.select(collected["kapiserver_controllers"], config.controllers)
         except ConfigError as err:
             errors.extend(err.errors)
         return errors

@@ -2,8 +2,37 @@
 
 Plugins contribute them through ``kapiserver_controllers``; every worker of every host
 runs a ``LeaderElector`` on one ``coordination.k8s.io/v1`` Lease, and only the leader runs
-the controllers, so exactly one instance of each is active at a time.
+the controllers, so exactly one instance of each is active at a time. ``--controllers``
+chooses which run, as kube-controller-manager's flag does.
 """
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+
+#: ``--controllers``' default: every controller that is on by default.
+ALL = "*"
+
+
+def select(factories: dict, chosen) -> list[str]:
+    """The names of the controllers to run, sorted, from ``--controllers``' items.
+
+    As kube-controller-manager's ``--controllers``: ``*`` enables every controller on by
+    default (a factory with ``default_enabled = False`` is not), ``foo`` enables ``foo``,
+    ``-foo`` disables it, whatever else the list says; an empty list runs none. Raises
+    ``ConfigError`` naming every unknown controller, with the valid choices.
+    """
+    chosen = [item.strip() for item in chosen if item.strip()]
+    unknown = [item for item in chosen if item != ALL and item.lstrip("-") not in factories]
+    if unknown:
+        raise ConfigError([f"--controllers: unknown controller(s) {', '.join(unknown)}; "
+                           f"valid choices: {ALL}, {', '.join(sorted(factories)) or '(none)'}"])
+    enabled = {item for item in chosen if item != ALL and not item.startswith("-")}
+    disabled = {item[1:] for item in chosen if item.startswith("-")}
+    if ALL in chosen:
+        enabled |= {name for name, factory in factories.items()
+                    if getattr(factory, "default_enabled", True)}
+    return sorted(enabled - disabled)
 
 
 class Controller:

@@ -70,6 +70,10 @@ def add_core_options(options) -> None:
     add("delegation", CommaList(fields.String(), load_default=lambda: list(DEFAULT_DELEGATION),
                                 validate=validate.Length(min=1)),
         "delegate servers, in the order requests visit them")
+    add("controllers", CommaList(fields.String(), load_default=lambda: ["*"]),
+        "controllers to run in the server, as kube-controller-manager's flag: '*' every "
+        "one on by default, 'foo' enables foo, '-foo' disables foo; empty runs none (when "
+        "a kube-controller-manager runs against this server)")
     add("plugin", CommaList(fields.String(), load_default=list),
         "extra plugin modules to load by import name (besides installed entry points)")
     add("workers", fields.Integer(load_default=2, strict=False, validate=validate.Range(1, 64)),

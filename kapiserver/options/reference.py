@@ -21,12 +21,18 @@ def _default_text(option) -> str:
     if isinstance(default, bool):
         return "true" if default else "false"
     if isinstance(default, list):
-        return "[" + ", ".join(default) + "]"
+        return "[" + ", ".join(map(_flow_item, default)) + "]"
     if default == "" or default is None:
         return '""'
     if isinstance(default, float) and default.is_integer():
         return str(int(default))
     return str(default)
+
+
+def _flow_item(text: str) -> str:
+    """A list item as YAML's flow form reads it back: quoted when it starts with one of
+    YAML's indicators (``'*'``, not ``*``, which would be an alias)."""
+    return f"'{text}'" if text[:1] in "*&!|>'\"%@`[]{},#?:-" else text
 
 
 def render(registry) -> str:

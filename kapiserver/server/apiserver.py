@@ -17,6 +17,8 @@ from flask import Response
 from .. import admission
 from ..authentication import union as authn_union
 from ..authorization import union as authz_union
+from ..controllers import ALL as ALL_CONTROLLERS
+from ..controllers import select as select_controllers
 from ..controllers.manager import LEASE_KEY, ControllerManager
 from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
@@ -159,8 +161,10 @@ class APIServer:
                                       issuer_discovery=True)
         self._openapi_service = OpenAPIService(self.openapi)
         controllers = pm.collect("kapiserver_controllers", config=config)
+        chosen = select_controllers(controllers, config.get("controllers", [ALL_CONTROLLERS]))
+        log.info("controllers: %s", ", ".join(chosen) or "(none)")
         self.controllers = ControllerManager(
-            self.storage, LEASE_KEY, [controllers[name](self) for name in sorted(controllers)],
+            self.storage, LEASE_KEY, [controllers[name](self) for name in chosen],
             self.stopping)
         self.handler = filters.build(self, self._serve_generic)
 
