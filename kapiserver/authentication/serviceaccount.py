@@ -5,11 +5,16 @@ Tokens are JWTs with upstream's claims (``aud``, ``exp``, ``iat``, ``iss``, ``jt
 or the key generated into ``<data-dir>/pki/sa.key``. Validation is upstream's
 ``jwtTokenAuthenticator`` with the bound-token validator: signature by any verification
 key, issuer, audiences, time with one minute of leeway, and the service account still
-existing with the uid the token names. Imported in workers only (``cryptography``).
+existing with the uid the token names. The long-lived tokens of
+``kubernetes.io/service-account-token`` Secrets (issuer ``kubernetes/serviceaccount``,
+made by the token controller) are validated as upstream's legacy validator does: their
+Secret must still hold them. Imported in workers only (``cryptography``).
 """
 
 from __future__ import annotations
 
+import base64
+import hmac
 import time
 import uuid
 
@@ -21,6 +26,16 @@ from . import (ALL_SERVICE_ACCOUNTS_GROUP, SERVICE_ACCOUNT_PREFIX,
 from . import jose
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+#: The issuer of the long-lived tokens kept in ``kubernetes.io/service-account-token``
+#: Secrets (``serviceaccount.LegacyIssuer``), and their private claims.
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+LEGACY_NAMESPACE_CLAIM = "kubernetes.io/serviceaccount/namespace"
+LEGACY_SECRET_NAME_CLAIM = "kubernetes.io/serviceaccount/secret.name"
+LEGACY_NAME_CLAIM = "kubernetes.io/serviceaccount/service-account.name"
+LEGACY_UID_CLAIM = "kubernetes.io/serviceaccount/service-account.uid"
+#: A legacy token's Secret with this label no longer authenticates (upstream's
+#: ``InvalidSinceLabelKey``, set by its legacy-token cleaner).
+INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
 #: go-jose's ``jwt.DefaultLeeway``.
 LEEWAY = 60
 CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
@@ -118,6 +133,21 @@ class ServiceAccountTokens:
                                                  "uid": secret["metadata"]["uid"]}
         return jose.sign(claims, self.signing_key), expiry
 
+    def issue_legacy(self, service_account: dict, secret: dict) -> str:
+        """The long-lived token of a ``kubernetes.io/service-account-token`` Secret
+        (``serviceaccount.LegacyClaims``): no audience, no expiry; it authenticates while
+        the Secret holds it and the service account exists."""
+        meta = service_account["metadata"]
+        claims = {
+            "iss": LEGACY_ISSUER,
+            LEGACY_NAMESPACE_CLAIM: meta["namespace"],
+            LEGACY_SECRET_NAME_CLAIM: secret["metadata"]["name"],
+            LEGACY_NAME_CLAIM: meta["name"],
+            LEGACY_UID_CLAIM: meta["uid"],
+            "sub": username(meta["namespace"], meta["name"]),
+        }
+        return jose.sign(claims, self.signing_key)
+
     # -- discovery -----------------------------------------------------------------------
 
     def openid_configuration(self) -> dict:
@@ -169,7 +199,8 @@ class TokenValidator:
             header, claims, signing_input, signature = jose.parse(token)
         except jose.JOSEError:
             return None
-        if claims.get("iss") not in self.tokens.issuers:
+        legacy = claims.get("iss") == LEGACY_ISSUER
+        if not legacy and claims.get("iss") not in self.tokens.issuers:
             return None
         keys = list(self.tokens.public_keys.values())
         kid = header.get("kid")
@@ -192,7 +223,8 @@ class TokenValidator:
             raise AuthenticationError(f"token audiences {_go_q(token_audiences)} is invalid "
                                       f"for the target audiences {_go_q(wanted)}")
         self._check_time(claims)
-        return self._user(claims), tuple(matched)
+        user = self._legacy_user(token, claims) if legacy else self._user(claims)
+        return user, tuple(matched)
 
     def _check_time(self, claims: dict) -> None:
         now = self.clock()
@@ -206,6 +238,53 @@ class TokenValidator:
                 raise AuthenticationError("service account token is issued in the future")
         except (TypeError, ValueError):
             raise AuthenticationError("invalid time claims") from None
+
+    def _legacy_user(self, token: str, claims: dict) -> UserInfo:
+        """Upstream's ``legacyValidator`` (with lookup): the claims, the Secret still
+        holding this very token, the service account still there with its uid."""
+        if not claims.get("sub"):
+            raise AuthenticationError("sub claim is missing")
+        values = {}
+        for claim, what in ((LEGACY_NAMESPACE_CLAIM, "namespace"),
+                            (LEGACY_SECRET_NAME_CLAIM, "secretName"),
+                            (LEGACY_NAME_CLAIM, "serviceAccountName"),
+                            (LEGACY_UID_CLAIM, "serviceAccountUID")):
+            value = claims.get(claim)
+            if not isinstance(value, str) or not value:
+                raise AuthenticationError(f"{what} claim is missing")
+            values[what] = value
+        namespace, secret_name = values["namespace"], values["secretName"]
+        name, uid = values["serviceAccountName"], values["serviceAccountUID"]
+        if claims["sub"] != username(namespace, name):
+            raise AuthenticationError("sub claim is invalid")
+        secret = self.get_secret(namespace, secret_name)
+        if secret is None or secret.get("metadata", {}).get("deletionTimestamp"):
+            raise AuthenticationError("Token has been invalidated")
+        stored = (secret.get("data") or {}).get("token")
+        try:
+            stored = base64.b64decode(stored or "", validate=True)
+        except (ValueError, TypeError):
+            stored = b""
+        if not hmac.compare_digest(stored, token.encode()):
+            raise AuthenticationError("Token does not match server's copy")
+        account = self.get_service_account(namespace, name)
+        if account is None:
+            raise AuthenticationError(f'serviceaccounts "{name}" not found')
+        account_meta = account.get("metadata", {})
+        if account_meta.get("deletionTimestamp"):
+            raise AuthenticationError(f"ServiceAccount {namespace}/{name} has been deleted")
+        if account_meta.get("uid", "") != uid:
+            raise AuthenticationError(f"ServiceAccount UID ({account_meta.get('uid', '')}) "
+                                      f"does not match claim ({uid})")
+        if (secret.get("metadata", {}).get("labels") or {}).get(INVALID_SINCE_LABEL):
+            raise AuthenticationError(
+                f"the token in secret {namespace}/{secret_name} for service account "
+                f"{namespace}/{name} has been marked invalid. Use tokens from the "
+                "TokenRequest API or manually created secret-based tokens, or remove the "
+                f"'{INVALID_SINCE_LABEL}' label from the secret to temporarily allow use of "
+                "this token")
+        return UserInfo(username(namespace, name), uid,
+                        (ALL_SERVICE_ACCOUNTS_GROUP, f"{SERVICE_ACCOUNTS_GROUP_PREFIX}{namespace}"))
 
     def _user(self, claims: dict) -> UserInfo:
         private = claims.get("kubernetes.io")

@@ -6,7 +6,10 @@ endpoints and services; the services' cluster IPs and node ports come from
 and claims, replication controllers, pod templates, quotas, limit ranges and component
 statuses each have their module, whose ``install(server)`` gives their handlers. At
 start, the ``kube-system/extension-apiserver-authentication`` ConfigMap tells extension
-servers whom to trust.
+servers whom to trust. The ServiceAccount admission plugin gives pods their service
+account and its token volume; the ``serviceaccount``, ``serviceaccount-token`` and
+``root-ca-cert-publisher`` controllers keep the ``default`` ServiceAccount and the
+``kube-root-ca.crt`` ConfigMap in every namespace and fill in legacy token Secrets.
 """
 
 from marshmallow import fields, validate
@@ -38,8 +41,11 @@ from .quota.admission import ResourceQuotaAdmission
 from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
+from .serviceaccount_admission import ServiceAccountAdmission
+from .serviceaccount_controllers import RootCACertPublisher, ServiceAccountsController
 from .serviceaccounts import SERVICEACCOUNTS, ServiceAccountStrategy
 from .storageobjectinuseprotection import StorageObjectInUseProtection
+from .token_controller import TokensController
 from .tokenlimits import validate_max_token_expiration
 from .volumeprotection import PVCProtectionController, PVProtectionController
 
@@ -147,6 +153,7 @@ def kapiserver_admission_plugins(config):
             "LimitRanger": LimitRanger,
             "PodNodeSelector": PodNodeSelector,
             "PodTolerationRestriction": PodTolerationRestriction,
+            "ServiceAccount": ServiceAccountAdmission,
             "StorageObjectInUseProtection": StorageObjectInUseProtection,
             "NamespaceLifecycle": NamespaceLifecycle,
             "ResourceQuota": ResourceQuotaAdmission,
@@ -165,4 +172,7 @@ def kapiserver_controllers(config):
     return {"namespace": namespace_controller,
             "pv-protection": PVProtectionController,
             "pvc-protection": PVCProtectionController,
-            "cluster-authentication-trust": AuthenticationTrustController}
+            "cluster-authentication-trust": AuthenticationTrustController,
+            "serviceaccount": ServiceAccountsController,
+            "serviceaccount-token": TokensController,
+            "root-ca-cert-publisher": RootCACertPublisher}

@@ -12,6 +12,7 @@ resourceVersions, times, and the random suffix of generated names.
 import json
 import pathlib
 import re
+import time
 
 import pytest
 
@@ -100,9 +101,12 @@ def api(tmp_path_factory):
                                workers=1).start()
     server.request("POST", "/api/v1/namespaces", json={
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}, **ADMIN)
-    server.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts", json={
-        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
-        **ADMIN)
+    # The service-account controller makes the namespace's default ServiceAccount, which
+    # the pod's create needs (its admission waits a moment for it too).
+    deadline = time.monotonic() + 10
+    while server.request("GET", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/default",
+                         **ADMIN).status_code != 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
     server.answers = {}
     for path in _timeline():
         request = _load(path)["request"]

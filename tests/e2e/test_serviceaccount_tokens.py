@@ -34,13 +34,22 @@ def assert_unauthorized(server, token):
     assert response.json() == ref["response"]["body"]
 
 
+def wait_for_default_account(server, namespace="default"):
+    """The service-account controller makes ``default`` soon after start."""
+    deadline = time.monotonic() + 10
+    while server.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default",
+                     **ADMIN).status_code != 200:
+        assert time.monotonic() < deadline, "no default ServiceAccount"
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def sa_server(tmp_path_factory):
     from kapiserver.testing import KapiserverProcess
 
     process = KapiserverProcess(str(tmp_path_factory.mktemp("sa-server")), {}, workers=2)
     process.start()
-    process.kubectl("create", "serviceaccount", "default", "-n", "default", check=True)
+    wait_for_default_account(process)
     yield process
     process.stop()
 
@@ -239,7 +248,7 @@ def test_token_bound_to_a_secret(sa_server):
 
 def test_issuer_discovery_is_open_to_service_accounts_under_rbac(kapiserver_factory):
     server = kapiserver_factory(config={"authorization-mode": "RBAC"})
-    server.kubectl("create", "serviceaccount", "default", check=True)
+    wait_for_default_account(server)
     token = create_token(server)
     # system:service-account-issuer-discovery is bound to system:serviceaccounts.
     for path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
