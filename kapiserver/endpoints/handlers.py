@@ -998,21 +998,21 @@ class RESTHandler:
         return Response(stream.lines(), 200, content_type=content_type)
 
     def delete(self, ctx, namespace: str):
-        body = {}
-        if ctx.request.content_length:
-            body = self.decode_delete_options(ctx)
+        body, dry_run = self.read_delete_options(ctx)
         pre = body.get("preconditions") or {}
-        dry_run = _dry_run(ctx.request.args, "DeleteOptions",
-                           body.get("dryRun") if "dryRun" in body else None)
         name = ctx.info.name
         obj, deleted = self.store.delete(namespace, name,
                                          Preconditions(pre.get("uid", ""),
                                                        pre.get("resourceVersion", "")), dry_run,
-                                         self._admitter(ctx, DELETE, name, dry_run))
+                                         self._admitter(ctx, DELETE, name, dry_run),
+                                         options=body)
         if not deleted or self.store.strategy.return_deleted_object:
             obj.setdefault("kind", self.spec.kind)
             obj.setdefault("apiVersion", self.spec.api_version)
-            return self.respond(ctx, obj)
+            # Upstream answers 202 for an object kept after a DELETE that asked not to
+            # orphan (the deprecated option only, for the clients that relied on it).
+            return self.respond(ctx, obj, 202 if not deleted and
+                                body.get("orphanDependents") is False else 200)
         details = errors.status_details(name, self.spec.group, self.spec.resource,
                                         uid=obj["metadata"].get("uid", ""))
         return Response(dumps_json({"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -1021,9 +1021,7 @@ class RESTHandler:
 
     def delete_collection(self, ctx, namespace: str) -> Response:
         """Delete every object matching the selectors; answer with the list deleted."""
-        body = self.decode_delete_options(ctx) if ctx.request.content_length else {}
-        dry_run = _dry_run(ctx.request.args, "DeleteOptions",
-                           body.get("dryRun") if "dryRun" in body else None)
+        body, dry_run = self.read_delete_options(ctx)
         label_selector, field_selector = self.selectors(ctx.request.args)
         listed = self.store.list(namespace, label_selector, field_selector)
         deleted = []
@@ -1031,7 +1029,8 @@ class RESTHandler:
             name = item["metadata"]["name"]
             try:
                 obj, _ = self.store.delete(namespace, name, None, dry_run,
-                                           self._admitter(ctx, DELETE, name, dry_run))
+                                           self._admitter(ctx, DELETE, name, dry_run),
+                                           options=body)
             except errors.NotFound:
                 continue  # deleted meanwhile: that is what was asked
             obj.pop("kind", None)
@@ -1040,9 +1039,51 @@ class RESTHandler:
         listed["items"] = deleted
         return self.respond(ctx, listed)
 
+    def read_delete_options(self, ctx) -> tuple[dict, bool]:
+        """The request's ``DeleteOptions`` as JSON — its body, else its query, as upstream
+        decodes them — checked as ``ValidateDeleteOptions`` checks them (one 422 on
+        ``DeleteOptions.meta.k8s.io``), and whether the delete is a dry run."""
+        from ..apimachinery.field_errors import new_invalid
+        from ..registry.propagation import validate_delete_options, validate_dry_run
+
+        args = ctx.request.args
+        if ctx.request.content_length:
+            body = self.decode_delete_options(ctx)
+            for key, expected, go_type in (("propagationPolicy", str, "v1.DeletionPropagation"),
+                                           ("orphanDependents", bool, "bool")):
+                value = body.get(key)
+                if value is not None and not isinstance(value, expected):
+                    raise errors.BadRequest(
+                        f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+                        f"DeleteOptions.{key} of type {go_type}")
+        else:
+            body = {}
+            if args.get("propagationPolicy") is not None:
+                body["propagationPolicy"] = args["propagationPolicy"]
+            if args.get("orphanDependents") is not None:
+                # The parameter codec's string-to-bool: anything but false, 0 or empty.
+                body["orphanDependents"] = args["orphanDependents"].lower() not in (
+                    "false", "0", "")
+        values = body.get("dryRun") if "dryRun" in body else args.getlist("dryRun")
+        problems = validate_delete_options(body) + validate_dry_run(values)
+        if problems:
+            raise new_invalid("DeleteOptions", "meta.k8s.io", "", problems)
+        return body, bool(values)
+
     def decode_delete_options(self, ctx) -> dict:
         try:
             body = json.loads(ctx.request.get_data() or b"{}")
         except ValueError as err:
             raise errors.BadRequest(f"invalid DeleteOptions: {err}") from None
         return body if isinstance(body, dict) else {}
+
+
+def _json_type(value) -> str:
+    """How Go's JSON decoder names the type of a value it cannot decode into a field."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return f"number {json.dumps(value)}"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "string"

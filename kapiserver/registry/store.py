@@ -687,11 +687,15 @@ class RegistryStore:
     # -- delete -----------------------------------------------------------------------------
 
     def delete(self, namespace: str, name: str, preconditions: Preconditions | None = None,
-               dry_run: bool = False, admit=None) -> tuple[dict, bool]:
+               dry_run: bool = False, admit=None,
+               options: dict | None = None) -> tuple[dict, bool]:
         """Delete, or mark for deletion when finalizers remain. Returns ``(object, deleted)``.
 
         ``admit(obj)`` sees the object about to be deleted, as read for this attempt
-        (upstream's ``deleteValidation``), and may refuse by raising.
+        (upstream's ``deleteValidation``), and may refuse by raising. ``options`` is the
+        request's ``DeleteOptions`` (``None`` from inside the server): its propagation
+        puts the garbage collector's finalizers on or takes them off
+        (``Strategy.gc_finalizers``), also on an object already being deleted.
         """
         key = self.spec.key(namespace, name)
         for _ in range(16):
@@ -705,22 +709,30 @@ class RegistryStore:
             if admit is not None:
                 admit(obj)
             meta = obj["metadata"]
+            finalizers = self.strategy.gc_finalizers(obj, options)
+            if finalizers is not None:
+                meta["finalizers"] = finalizers
+                if not finalizers:
+                    del meta["finalizers"]
+                order_metadata(obj)
             if self.strategy.deletion_pending(obj):
+                if meta.get("deletionTimestamp") and finalizers is None:
+                    return obj, False
                 if not meta.get("deletionTimestamp"):
                     meta["deletionTimestamp"] = now_rfc3339()
                     meta["deletionGracePeriodSeconds"] = 0
                     self.strategy.prepare_for_delete(obj)
                     if self.strategy.has_generation:
                         meta["generation"] = meta.get("generation", 1) + 1
-                    if not dry_run:
-                        try:
-                            written = self.storage.update(key, self.encode(obj),
-                                                          current.mod_revision,
-                                                          self.strategy.ttl)
-                        except Conflict:
-                            continue
-                        meta["resourceVersion"] = str(written)
-                        self.on_write()
+                    order_metadata(obj)
+                if not dry_run:
+                    try:
+                        written = self.storage.update(key, self.encode(obj),
+                                                      current.mod_revision, self.strategy.ttl)
+                    except Conflict:
+                        continue
+                    meta["resourceVersion"] = str(written)
+                    self.on_write()
                 return obj, False
             if dry_run:
                 return obj, True

@@ -39,6 +39,10 @@ class Strategy:
     #: events are then decoded by each watch's greenlet, never by the shared feed, and
     #: reads of many objects decode them together (``from_storage_many``).
     remote_decode = False
+    #: What a DELETE that says nothing does with the object's dependents
+    #: (``rest.GarbageCollectionPolicy``: ``propagation.DELETE_DEPENDENTS``,
+    #: ``ORPHAN_DEPENDENTS`` or ``UNSUPPORTED``, the last leaving finalizers alone).
+    default_garbage_collection_policy = "DeleteDependents"
 
     def __init__(self, spec, ttl: float = 0):
         self.spec = spec
@@ -116,6 +120,15 @@ class Strategy:
 
     def prepare_for_delete(self, obj: dict) -> None:
         """Mark an object whose deletion has begun (e.g. a namespace's Terminating phase)."""
+
+    def gc_finalizers(self, obj: dict, options: dict | None) -> list[str] | None:
+        """The finalizers a DELETE with ``options`` (``metav1.DeleteOptions`` as JSON;
+        ``None`` from inside the server) leaves on ``obj`` for the garbage collector, or
+        ``None`` when they stay as they are (``propagation.gc_finalizers``)."""
+        from .propagation import gc_finalizers
+
+        return gc_finalizers((obj.get("metadata") or {}).get("finalizers"), options,
+                             self.default_garbage_collection_policy)
 
     # -- storage form ------------------------------------------------------------------------
 

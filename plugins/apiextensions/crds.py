@@ -119,6 +119,12 @@ class CRDStrategy(Strategy):
 
         return validate_crd(obj)
 
+    def from_storage(self, obj):
+        # kube-apiserver writes CRDs in their v1beta1 form: read an etcd it filled as v1.
+        from .v1beta1 import crd_from_storage
+
+        return crd_from_storage(obj)
+
     def validate_update(self, new, old):
         from .crd_validation import validate_crd_update
 
@@ -168,7 +174,8 @@ class CRDRegistryStore(RegistryStore):
     the marked object; once marked, deletes take the generic path.
     """
 
-    def delete(self, namespace, name, preconditions=None, dry_run=False, admit=None):
+    def delete(self, namespace, name, preconditions=None, dry_run=False, admit=None,
+               options=None):
         key = self.spec.key(namespace, name)
         for _ in range(16):
             try:
@@ -177,7 +184,8 @@ class CRDRegistryStore(RegistryStore):
                 raise self._not_found(name) from None
             obj = self.decode(current.value, current.mod_revision)
             if obj["metadata"].get("deletionTimestamp"):
-                return super().delete(namespace, name, preconditions, dry_run, admit)
+                return super().delete(namespace, name, preconditions, dry_run, admit,
+                                      options=options)
             if preconditions:
                 preconditions.check(self.spec, name, obj)
             if admit is not None:

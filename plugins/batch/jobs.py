@@ -23,6 +23,7 @@ from kapiserver.apimachinery.validation import (is_dns1123_label, validate_core_
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.printers import age, human_duration
 from kapiserver.registry.store import RegistryStore
+from kapiserver.warning import add_warning
 from kapiserver_plugins.apps.base import AppsStrategy
 
 from . import job_validation as validation
@@ -221,6 +222,9 @@ class JobStrategy(AppsStrategy):
 
     has_generation = True
     template_path = "spec.template"
+    #: batch/v1 Jobs orphan their pods by default, for backwards compatibility (upstream's
+    #: ``DefaultGarbageCollectionPolicy``; the REST's DELETE warns of it).
+    default_garbage_collection_policy = "OrphanDependents"
 
     def apply_defaults(self, obj):
         self.normalize(obj)
@@ -293,6 +297,12 @@ _MAX_GENERATED_NAME = 63
 _GENERATE_NAME_RETRIES = 8
 
 
+#: upstream's ``deleteOptionWarnings`` (``pkg/registry/batch/job/storage``).
+DELETE_OPTION_WARNING = ("child pods are preserved by default when jobs are deleted; set "
+                         "propagationPolicy=Background to remove them or set "
+                         "propagationPolicy=Orphan to suppress this warning")
+
+
 class JobRegistry(RegistryStore):
     """Jobs' storage: a ``generateName`` is turned into the name before the strategy
     prepares the object (upstream's store generates it before ``BeforeCreate``), so the
@@ -316,3 +326,13 @@ class JobRegistry(RegistryStore):
                 if attempt + 1 == _GENERATE_NAME_RETRIES:
                     raise
         raise AssertionError("unreachable")
+
+    def delete(self, namespace, name, preconditions=None, dry_run=False, admit=None,
+               options=None):
+        """As upstream's job REST ``Delete``: a request that does not say what becomes of
+        the pods is warned that they stay (the default policy orphans them)."""
+        if (options is not None and options.get("propagationPolicy") is None
+                and options.get("orphanDependents") is None
+                and self.strategy.default_garbage_collection_policy == "OrphanDependents"):
+            add_warning(DELETE_OPTION_WARNING)
+        return super().delete(namespace, name, preconditions, dry_run, admit, options=options)

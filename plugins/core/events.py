@@ -288,6 +288,8 @@ class EventStrategy(Strategy):
     """``pkg/registry/core/event`` strategy for writes through ``v1`` (legacy validation)."""
 
     allow_create_on_update = True
+    #: DELETE leaves an event's finalizers alone (upstream's ``rest.Unsupported``).
+    default_garbage_collection_policy = "Unsupported"
 
     def validate_meta(self, meta):
         # Only the generic rules, with names that are valid path segments, and only once the

@@ -37,6 +37,9 @@ FINALIZER_ESTIMATE = 15
 #: soon after the server that held it up is back).
 MAX_RETRY_DELAY = 16.0
 MANAGER = "kube-controller-manager"
+#: The deleter's DeleteOptions: objects go at once, the garbage collector takes their
+#: dependents (upstream's ``namespacedResourcesDeleter`` deletes in the background).
+BACKGROUND = {"propagationPolicy": "Background"}
 
 
 class LocalContent(NamespaceContent):
@@ -65,7 +68,7 @@ class LocalContent(NamespaceContent):
             if item["metadata"].get("deletionTimestamp"):
                 continue  # deleted already, waiting for its finalizers
             try:
-                registry.delete(namespace, item["metadata"]["name"])
+                registry.delete(namespace, item["metadata"]["name"], options=BACKGROUND)
             except errors.NotFound:
                 pass
             except errors.StatusError as err:
@@ -80,7 +83,7 @@ class LocalContent(NamespaceContent):
         registry = self._registry(resource)
         try:
             if registry is not None:
-                registry.delete(namespace, name)
+                registry.delete(namespace, name, options=BACKGROUND)
         except errors.NotFound:
             pass
         except errors.StatusError as err:

@@ -57,6 +57,31 @@ class NamespaceStrategy(Strategy):
     def deletion_pending(self, obj):
         return super().deletion_pending(obj) or bool((obj.get("spec") or {}).get("finalizers"))
 
+    def gc_finalizers(self, obj, options):
+        """As upstream's namespace REST ``Delete``: the first DELETE sets the ``orphan``
+        and ``foregroundDeletion`` finalizers from its options alone (``orphanDependents:
+        false`` asks for the foreground), later ones change nothing until the content is
+        gone (``spec.finalizers`` empty), and then the generic store's rule applies."""
+        meta = obj.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            if (obj.get("spec") or {}).get("finalizers"):
+                return None
+            return super().gc_finalizers(obj, options)
+        from kapiserver.registry.propagation import FOREGROUND, ORPHAN
+
+        options = options or {}
+        current = list(meta.get("finalizers") or [])
+        orphan, foreground = "orphan" in current, "foregroundDeletion" in current
+        if options.get("orphanDependents") is not None:
+            orphan = bool(options["orphanDependents"])
+            foreground = not orphan
+        elif options.get("propagationPolicy") is not None:
+            orphan = options["propagationPolicy"] == ORPHAN
+            foreground = options["propagationPolicy"] == FOREGROUND
+        new = [f for f in current if f not in ("orphan", "foregroundDeletion")]
+        new += ["orphan"] * orphan + ["foregroundDeletion"] * foreground
+        return None if set(new) == set(current) else new
+
     def prepare_for_delete(self, obj):
         obj.setdefault("status", {})["phase"] = "Terminating"
         # Namespaces carry no deletionGracePeriodSeconds upstream.

@@ -120,6 +120,9 @@ class ReplicationControllerStrategy(CoreStrategy):
 
     has_generation = True
     scale = ControllerScale()
+    #: v1 ReplicationControllers orphan their pods by default, for backwards compatibility
+    #: (upstream's ``DefaultGarbageCollectionPolicy``).
+    default_garbage_collection_policy = "OrphanDependents"
 
     def set_defaults(self, obj):
         set_controller_defaults(obj)

@@ -91,6 +91,8 @@ class EventStrategy(Strategy):
     """The event strategy for writes through ``events.k8s.io/v1`` (the strict rules)."""
 
     allow_create_on_update = True
+    #: DELETE leaves an event's finalizers alone (upstream's ``rest.Unsupported``).
+    default_garbage_collection_policy = "Unsupported"
 
     def to_storage(self, obj):
         return to_v1(obj)

@@ -10,7 +10,7 @@ from flask import Response
 
 from kapiserver import errors
 from kapiserver.admission import DELETE
-from kapiserver.endpoints.handlers import RESTHandler, _dry_run
+from kapiserver.endpoints.handlers import RESTHandler
 
 from .registry import DeleteOptions
 
@@ -71,19 +71,19 @@ class PodHandler(RESTHandler):
         return body
 
     def delete_options(self, ctx) -> tuple[DeleteOptions, bool, dict]:
-        """The request's ``DeleteOptions`` (from its body, else its query) and dryRun."""
+        """The request's ``DeleteOptions`` (from its body, else its query), dryRun, and
+        the options as JSON."""
         args = ctx.request.args
-        body = self.decode_delete_options(ctx) if ctx.request.content_length else None
-        if body is None:
+        if not ctx.request.content_length:
             grace = args.get("gracePeriodSeconds")
-            options = DeleteOptions(_go_int64(grace) if grace is not None else None)
-            return options, _dry_run(args, "DeleteOptions"), {}
-        grace = body.get("gracePeriodSeconds")
+            grace = _go_int64(grace) if grace is not None else None
+            body, dry_run = self.read_delete_options(ctx)
+            return DeleteOptions(grace, propagation=body), dry_run, body
+        grace = self.decode_delete_options(ctx).get("gracePeriodSeconds")
         if grace is not None and _int(grace) is None:
             raise errors.BadRequest(f"json: cannot unmarshal {_json_type(grace)} into Go struct "
                                     "field DeleteOptions.gracePeriodSeconds of type int64")
-        dry_run = _dry_run(args, "DeleteOptions",
-                           body.get("dryRun") if "dryRun" in body else None)
+        body, dry_run = self.read_delete_options(ctx)
         return DeleteOptions.from_body(body), dry_run, body
 
     def delete(self, ctx, namespace: str):
@@ -109,8 +109,7 @@ class PodHandler(RESTHandler):
             try:
                 self.store.delete(namespace, name, None, dry_run,
                                   self._admitter(ctx, DELETE, name, dry_run),
-                                  options=DeleteOptions(options.grace_period, options.uid,
-                                                        options.resource_version))
+                                  options=options.copy())
             except errors.NotFound:
                 continue  # deleted meanwhile: that is what was asked
         return self.respond(ctx, listed)

@@ -38,21 +38,30 @@ def _parse_time(value: str) -> float | None:
 
 
 class DeleteOptions:
-    """What a DELETE of a pod says: ``gracePeriodSeconds`` (``None``: not given) and its
-    preconditions (``uid``, ``resourceVersion``)."""
+    """What a DELETE of a pod says: ``gracePeriodSeconds`` (``None``: not given), its
+    preconditions (``uid``, ``resourceVersion``) and its propagation (``propagationPolicy``
+    and ``orphanDependents`` as JSON, for the garbage collector's finalizers)."""
 
     def __init__(self, grace_period: int | None = None, uid: str = "",
-                 resource_version: str = ""):
+                 resource_version: str = "", propagation: dict | None = None):
         self.grace_period = grace_period
         self.uid = uid
         self.resource_version = resource_version
+        self.propagation = propagation or {}
 
     @classmethod
     def from_body(cls, body: dict) -> "DeleteOptions":
         """From a ``metav1.DeleteOptions`` body (its types already checked)."""
         pre = body.get("preconditions") if isinstance(body.get("preconditions"), dict) else {}
         return cls(_int(body.get("gracePeriodSeconds")), pre.get("uid") or "",
-                   pre.get("resourceVersion") or "")
+                   pre.get("resourceVersion") or "",
+                   {key: body[key] for key in ("propagationPolicy", "orphanDependents")
+                    if body.get(key) is not None})
+
+    def copy(self) -> "DeleteOptions":
+        """A copy for one of many deletes (a delete may change the resourceVersion)."""
+        return DeleteOptions(self.grace_period, self.uid, self.resource_version,
+                             self.propagation)
 
 
 class PodRegistry(RegistryStore):
@@ -61,9 +70,12 @@ class PodRegistry(RegistryStore):
     def delete(self, namespace: str, name: str, preconditions=None, dry_run: bool = False,
                admit=None, options: DeleteOptions | None = None) -> tuple[dict, bool]:
         """Delete gracefully; returns ``(pod, deleted)``. Without ``options`` (a caller
-        inside the server, like upstream's nil options) the grace period is 0."""
+        inside the server, like upstream's nil options) the grace period is 0; ``options``
+        may also be ``DeleteOptions`` as JSON (the garbage collector's)."""
         if options is None:
             options = DeleteOptions(0)
+        elif isinstance(options, dict):
+            options = DeleteOptions.from_body(options)
         if preconditions is not None:
             options.uid = options.uid or preconditions.uid
             options.resource_version = options.resource_version or \
@@ -80,9 +92,16 @@ class PodRegistry(RegistryStore):
             if pending:
                 return obj, False
             meta = obj["metadata"]
-            finalizers = bool(meta.get("finalizers"))
             if admit is not None:
                 admit(obj)
+            # Graceful or not, the propagation puts the garbage collector's finalizers on
+            # (upstream's updateForGracefulDeletionAndFinalizers).
+            changed = self.strategy.gc_finalizers(obj, options.propagation)
+            if changed is not None:
+                meta["finalizers"] = changed
+                if not changed:
+                    del meta["finalizers"]
+            finalizers = bool(meta.get("finalizers"))
             if not graceful and not finalizers:
                 return self._delete_now(key, name, obj, current.mod_revision, dry_run, options)
             if not graceful:
