@@ -26,7 +26,7 @@ class PrefixFollower:
     ``lock``; ``listeners`` are called with each changed key after it is released."""
 
     def __init__(self, server, prefix: str, apply, publish, name: str,
-                 defaults: dict | None = None):
+                 defaults: dict | None = None, convert=None):
         self.server = server
         self.prefix = prefix
         self.apply = apply
@@ -34,6 +34,9 @@ class PrefixFollower:
         self.name = name
         #: Fields set on every decoded object when absent (kind, apiVersion).
         self.defaults = dict(defaults or {})
+        #: ``convert(obj) -> obj`` of each decoded object: a stored form another server
+        #: wrote (kube-apiserver's v1beta1 CRDs) as this one serves it.
+        self.convert = convert
         self.lock = threading.RLock()
         self.loaded = threading.Event()
         self.revision = 0
@@ -47,7 +50,7 @@ class PrefixFollower:
         obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
         for key, default in self.defaults.items():
             obj.setdefault(key, default)
-        return obj
+        return self.convert(obj) if self.convert is not None else obj
 
     def start(self, server=None) -> None:
         """Load everything and follow changes (usable as a post-start hook)."""

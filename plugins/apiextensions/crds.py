@@ -125,6 +125,12 @@ class CRDStrategy(Strategy):
 
         return crd_from_storage(obj)
 
+    def from_storage(self, obj):
+        # kube-apiserver writes CRDs in their v1beta1 form: read an etcd it filled as v1.
+        from .v1beta1 import crd_from_storage
+
+        return crd_from_storage(obj)
+
     def validate_update(self, new, old):
         from .crd_validation import validate_crd_update
 

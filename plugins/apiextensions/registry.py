@@ -22,6 +22,7 @@ from .crds import (CRDS, ESTABLISHED, NAMES_ACCEPTED, PREFIX, TERMINATING, is_tr
 from .customresource import (CustomResourceHandler, CustomResourceStatusStrategy,
                              CustomResourceStore, CustomResourceStrategy, ScaleHandler,
                              ServedVersion)
+from .v1beta1 import crd_from_storage
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,8 @@ class CustomResourceServer:
         self._material_dir = os.path.join(server.config.data_dir, "conversion")
         self.follower = PrefixFollower(server, PREFIX, self._apply, self._publish,
                                        "crd-handlers", {"kind": CRDS.kind,
-                                                        "apiVersion": CRDS.api_version})
+                                                        "apiVersion": CRDS.api_version},
+                                       convert=crd_from_storage)
         self.start = self.follower.start
         self.refresh = self.follower.refresh
         #: Called with the CRD's storage key after each change this worker sees.
