@@ -38,6 +38,7 @@ from .nodetaint import TaintNodesByCondition
 from .podnodeselector import PodNodeSelector
 from .podtolerationrestriction import PodTolerationRestriction
 from .quota.admission import ResourceQuotaAdmission
+from .quota.controller import ResourceQuotaController
 from .secrets import SECRETS, SecretStrategy
 from .service_allocation import (DEFAULT_NODE_PORTS, DEFAULT_SERVICE_CIDR,
                                  validate_node_port_range, validate_service_cidr)
@@ -175,4 +176,5 @@ def kapiserver_controllers(config):
             "cluster-authentication-trust": AuthenticationTrustController,
             "serviceaccount": ServiceAccountsController,
             "serviceaccount-token": TokensController,
-            "root-ca-cert-publisher": RootCACertPublisher}
+            "root-ca-cert-publisher": RootCACertPublisher,
+            "resourcequota": ResourceQuotaController}

@@ -216,3 +216,43 @@ def test_scoped_quotas_only_count_matching_pods():
     assert plugin.writes == []
     with pytest.raises(errors.Forbidden, match="exceeded quota"):
         admit(plugin, pod([c("a")]))
+
+
+class FakeStatusStore:
+    def __init__(self):
+        self.written = []
+
+    def update(self, namespace, name, obj, manage=None):
+        self.written.append(obj)
+        return obj, False
+
+
+def controller_over(objects):
+    from kapiserver_plugins.core.quota.controller import ResourceQuotaController
+
+    controller = ResourceQuotaController.__new__(ResourceQuotaController)
+    controller.server = SimpleNamespace(registries={})
+    controller.status = FakeStatusStore()
+    controller.manage = None
+    controller.registry = QuotaRegistry(lambda g, r, ns: objects.get((g, r), []))
+    return controller
+
+
+def test_controller_mirrors_hard_limits_and_counts_usage():
+    objects = {("", "pods"): [pod([c("a", {"cpu": "250m"})]), pod([c("b")])],
+               ("", "secrets"): [{}, {}, {}]}
+    controller = controller_over(objects)
+    quota_object = {"metadata": {"name": "q", "namespace": "ns", "resourceVersion": "7"},
+                    "spec": {"hard": {"pods": "10", "requests.cpu": "2000m", "secrets": "5"}}}
+    controller.sync_quota(quota_object)
+    (written,) = controller.status.written
+    assert written["status"] == {"hard": {"pods": "10", "requests.cpu": "2", "secrets": "5"},
+                                 "used": {"pods": "2", "requests.cpu": "250m", "secrets": "3"}}
+    assert written["metadata"]["resourceVersion"] == "7" and written["kind"] == "ResourceQuota"
+    # Nothing changed: nothing is written.
+    controller.sync_quota(written)
+    assert len(controller.status.written) == 1
+    # A scoped quota counts only the pods in its scope.
+    controller.sync_quota({"metadata": {"name": "s", "namespace": "ns"},
+                           "spec": {"hard": {"pods": "3"}, "scopes": ["NotBestEffort"]}})
+    assert controller.status.written[-1]["status"]["used"] == {"pods": "1"}
