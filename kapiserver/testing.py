@@ -70,7 +70,8 @@ class KapiserverProcess:
         with open(self.config_file, "w") as f:
             yaml.safe_dump(self.config, f)
         self.data_dir = self.config["data-dir"]
-        self.url = server_url("127.0.0.1", self.port)
+        # Another loopback address (127.0.0.2) lets instances share a port on one host.
+        self.url = server_url(self.config["bind-address"], self.port)
         self.args = list(args)
         self.command = command
         self.env = dict(os.environ, **(env or {}))
