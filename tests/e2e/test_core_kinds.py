@@ -94,7 +94,10 @@ spec:
 def api(tmp_path_factory):
     from kapiserver.testing import KapiserverProcess
 
-    server = KapiserverProcess(str(tmp_path_factory.mktemp("core-kinds")), workers=2).start()
+    # The quota controller off: these tests write quota status themselves, as a test of the
+    # API (tests/e2e/test_resourcequota.py has the controller).
+    server = KapiserverProcess(str(tmp_path_factory.mktemp("core-kinds")), workers=2,
+                               config={"controllers": ["*", "-resourcequota"]}).start()
     created = server.kubectl("create", "-f", "-", input=MANIFEST)
     assert created.returncode == 0, created.stderr
     server.created = created.stdout
