@@ -127,6 +127,28 @@ def _plain_fields(decl):
     return decl
 
 
+def _conditional(overload: str, *types: str) -> str:
+    def arg(name):
+        param = "\n            is_type_param: true" if name == "A" else ""
+        return f'          - type_name: "{name}"{param}\n'
+
+    *args, result = types
+    param = "\n          is_type_param: true" if result == "A" else ""
+    return (f'      - id: "{overload}"\n        args:\n' + "".join(arg(a) for a in args)
+            + f'        return:\n          type_name: "{result}"{param}\n')
+
+
+#: The conditional with cel-go's typing: ``c ? 'text' : null`` is a nullable string (the
+#: usual audit annotation value), which cel-cpp's own declaration refuses.
+_CONDITIONAL_YAML = (
+    'functions:\n  - name: "_?_:_"\n    overloads:\n'
+    + _conditional("conditional", "bool", "A", "A", "A")
+    + _conditional("conditional_string_null", "bool", "string", "null_type",
+                   "google.protobuf.StringValue")
+    + _conditional("conditional_null_string", "bool", "null_type", "string",
+                   "google.protobuf.StringValue"))
+
+
 @functools.lru_cache(maxsize=64)
 def _environment(params: bool, authorizer: bool, variables: tuple | None):
     """The checker environment for one set of declared variables (cached: building one
@@ -161,9 +183,11 @@ def _environment(params: bool, authorizer: bool, variables: tuple | None):
         declared["authorizer"] = cel.Type(f"{AUTHZ_PACKAGE}.Authorizer")
         declared["authorizer.requestResource"] = cel.Type(f"{AUTHZ_PACKAGE}.ResourceCheck")
         functions = functions + _authz_declarations(cel)
-    exclusions = "".join(f'    - name: "{op}"\n' for op in declarations.EXCLUDED_STDLIB)
+    exclusions = "".join(f'    - name: "{op}"\n'
+                         for op in (*declarations.EXCLUDED_STDLIB, "_?_:_"))
     config = ("stdlib:\n  exclude_functions:\n" + exclusions
-              + format_library.checker_config_yaml())
+              + format_library.checker_config_yaml()
+              + _CONDITIONAL_YAML.replace("functions:\n", "", 1))
     return cel.NewEnv(pool, config=cel.NewEnvConfigFromYaml(config), variables=declared,
                       functions=functions, extensions=[ext_optional.ExtOptional()])
 

@@ -22,7 +22,8 @@ def server(tmp_path_factory):
 
     workdir = tmp_path_factory.mktemp("policies")
     audit_file = workdir / "audit.jsonl"
-    process = KapiserverProcess(str(workdir / "server"), {"probe-audit-file": str(audit_file)},
+    process = KapiserverProcess(str(workdir / "server"), {"probe-audit-file": str(audit_file),
+                                                          "authorization-mode": ["RBAC"]},
                                 plugins=[PROBE], workers=2).start(timeout=120)
     process.audit_file = audit_file
     yield process
@@ -30,7 +31,8 @@ def server(tmp_path_factory):
 
 
 def apply(server, text: str) -> None:
-    server.kubectl("apply", "-f", "-", input=text, check=True)
+    result = server.kubectl("apply", "-f", "-", input=text)
+    assert result.returncode == 0, result.stderr
 
 
 def namespace(server, name: str, **labels) -> None:
@@ -155,3 +157,272 @@ def test_configmap_params_deny_and_allow(server):
     server.kubectl("-n", "vap-params", "patch", "configmap", "limits", "--type=merge",
                    "-p", '{"data":{"max":"5"}}', check=True)
     assert create(server, "vap-keys", configmap("three", a=1, b=2, c=3)).status_code == 201
+
+
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: sizelimits.policy.example.com
+spec:
+  group: policy.example.com
+  scope: Cluster
+  names: {plural: sizelimits, singular: sizelimit, kind: SizeLimit}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              maxSize: {type: integer}
+"""
+CR_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: size-limit
+spec:
+  paramKind:
+    apiVersion: policy.example.com/v1
+    kind: SizeLimit
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "!has(object.data) || !('size' in object.data) || int(object.data.size) <= params.spec.maxSize"
+    messageExpression: "'size ' + object.data.size + ' is over ' + string(params.spec.maxSize) + ' (' + params.metadata.name + ')'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: size-limit-gold
+spec:
+  policyName: size-limit
+  validationActions: [Deny]
+  paramRef:
+    selector:
+      matchLabels: {tier: gold}
+    parameterNotFoundAction: Allow
+  matchResources:
+    namespaceSelector:
+      matchLabels: {vap: size}
+"""
+
+
+def size_limit(name: str, max_size: int, **labels) -> str:
+    return yaml.safe_dump({"apiVersion": "policy.example.com/v1", "kind": "SizeLimit",
+                           "metadata": {"name": name, "labels": labels},
+                           "spec": {"maxSize": max_size}})
+
+
+def test_custom_resource_params_chosen_by_selector(server):
+    namespace(server, "vap-size", vap="size")
+    apply(server, CR_POLICY)
+    # The paramKind is not served yet: a configuration error of the policy (Fail).
+    response = create(server, "vap-size", configmap("early", size=1))
+    assert_status(response, 422, "Invalid",
+                  "configmaps \"early\" is forbidden: ValidatingAdmissionPolicy 'size-limit' "
+                  "denied request: failed to configure policy: failed to find resource "
+                  "referenced by paramKind: 'policy.example.com/v1, Kind=SizeLimit'")
+    apply(server, CRD)
+    server.kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                   "crd/sizelimits.policy.example.com", check=True)
+    # No param matches the selector: parameterNotFoundAction Allow admits.
+    assert create(server, "vap-size", configmap("none-yet", size=100)).status_code == 201
+    apply(server, size_limit("gold-10", 10, tier="gold"))
+    apply(server, size_limit("silver-1", 1, tier="silver"))
+    assert create(server, "vap-size", configmap("small", size=5)).status_code == 201
+    response = create(server, "vap-size", configmap("large", size=20))
+    assert_status(response, 422, "Invalid",
+                  "configmaps \"large\" is forbidden: ValidatingAdmissionPolicy 'size-limit' "
+                  "with binding 'size-limit-gold' denied request: size 20 is over 10 (gold-10)")
+    # Every selected param is evaluated: the stricter one refuses.
+    apply(server, size_limit("gold-3", 3, tier="gold"))
+    response = create(server, "vap-size", configmap("medium", size=5))
+    assert response.status_code == 422
+    assert response.json()["message"].endswith("size 5 is over 3 (gold-3)")
+
+
+WARN_AUDIT = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: team-label
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+    message: a team label is required
+  auditAnnotations:
+  - key: team
+    valueExpression: "has(object.metadata.labels) && 'team' in object.metadata.labels ? string(object.metadata.labels['team']) : null"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: team-label-warn
+spec:
+  policyName: team-label
+  validationActions: [Warn, Audit]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {vap: warn}
+"""
+
+
+def test_warn_and_audit_actions(server):
+    namespace(server, "vap-warn", vap="warn")
+    apply(server, WARN_AUDIT)
+    response = create(server, "vap-warn", configmap("unlabelled", a=1))
+    assert response.status_code == 201, response.text
+    text = ("Validation failed for ValidatingAdmissionPolicy 'team-label' with binding "
+            "'team-label-warn': a team label is required")
+    assert warnings(response) == [text]
+    (event,) = audit_events(server, "/namespaces/vap-warn/configmaps?")  or \
+        audit_events(server, "/namespaces/vap-warn/configmaps")[:1]
+    failure = json.loads(event["annotations"]["validation.policy.admission.k8s.io/"
+                                              "validation_failure"])
+    assert failure == [{"message": "a team label is required", "policy": "team-label",
+                        "binding": "team-label-warn", "expressionIndex": 0,
+                        "validationActions": ["Warn", "Audit"]}]
+    assert "team-label/team" not in event["annotations"]
+    # kubectl prints the warning; a labelled object passes and is annotated.
+    result = server.kubectl("-n", "vap-warn", "create", "configmap", "cli", check=True)
+    assert f"Warning: {text}" in result.stderr
+    labelled = configmap("labelled", a=1)
+    labelled["metadata"]["labels"] = {"team": "blue"}
+    response = create(server, "vap-warn", labelled)
+    assert response.status_code == 201 and not warnings(response)
+    events = [e for e in audit_events(server, "/namespaces/vap-warn/configmaps")
+              if e.get("objectRef", {}).get("name") == "labelled"
+              or "team-label/team" in e.get("annotations", {})]
+    assert events and events[-1]["annotations"]["team-label/team"] == "blue"
+
+
+GUARDS = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: guards
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  matchConditions:
+  - name: guarded-only
+    expression: "object.metadata.name.startsWith('guarded-')"
+  validations:
+  - expression: "!has(namespaceObject.metadata.labels) || !('frozen' in namespaceObject.metadata.labels)"
+    message: the namespace is frozen
+  - expression: "authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()"
+    messageExpression: "request.userInfo.username + ' may not list secrets'"
+    reason: Forbidden
+  - expression: "authorizer.requestResource.check('create').allowed()"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: guards
+spec:
+  policyName: guards
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {vap: guards}
+"""
+CAROL_RBAC = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: configmap-writer, namespace: vap-guards}
+rules:
+- {apiGroups: [""], resources: [configmaps], verbs: [create, get, list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: carol, namespace: vap-guards}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmap-writer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}
+"""
+
+
+def test_match_conditions_namespace_object_and_authorizer(server):
+    namespace(server, "vap-guards", vap="guards")
+    apply(server, GUARDS)
+    apply(server, CAROL_RBAC)
+    carol = dict(user="carol", groups=["developers"])
+    # Not guarded: the match condition is false, the policy does not apply.
+    assert create(server, "vap-guards", configmap("free"), **carol).status_code == 201
+    # Guarded: carol may create configmaps but not list secrets.
+    response = create(server, "vap-guards", configmap("guarded-a"), **carol)
+    assert_status(response, 403, "Forbidden",
+                  "configmaps \"guarded-a\" is forbidden: ValidatingAdmissionPolicy 'guards' "
+                  "with binding 'guards' denied request: carol may not list secrets")
+    assert create(server, "vap-guards", configmap("guarded-b")).status_code == 201
+    # namespaceObject: freezing the namespace refuses everyone.
+    server.kubectl("label", "namespace", "vap-guards", "frozen=yes", check=True)
+    response = create(server, "vap-guards", configmap("guarded-c"))
+    assert_status(response, 422, "Invalid",
+                  "configmaps \"guarded-c\" is forbidden: ValidatingAdmissionPolicy 'guards' "
+                  "with binding 'guards' denied request: the namespace is frozen")
+
+
+FAILING = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: failing-{label}
+spec:
+  failurePolicy: {policy}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "object.data.missing == 'x'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: failing-{label}
+spec:
+  policyName: failing-{label}
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {{vap: failing-{label}}}
+"""
+
+
+def test_failure_policies(server):
+    namespace(server, "vap-fail", vap="failing-fail")
+    namespace(server, "vap-ignore", vap="failing-ignore")
+    apply(server, FAILING.format(policy="Fail", label="fail"))
+    apply(server, FAILING.format(policy="Ignore", label="ignore"))
+    response = create(server, "vap-fail", configmap("broken", a=1))
+    assert_status(response, 422, "Invalid",
+                  "configmaps \"broken\" is forbidden: ValidatingAdmissionPolicy 'failing-fail' "
+                  "with binding 'failing-fail' denied request: expression "
+                  "'object.data.missing == 'x'' resulted in error: no such key: missing")
+    assert create(server, "vap-ignore", configmap("broken", a=1)).status_code == 201
+    # A request the policy does not match is never evaluated.
+    namespace(server, "vap-unbound")
+    assert create(server, "vap-unbound", configmap("unbound", a=1)).status_code == 201
