@@ -24,6 +24,7 @@ with every size at the request limit) is not charged at all.
 from __future__ import annotations
 
 import contextvars
+import json
 from dataclasses import dataclass
 
 from kapiserver.apimachinery.field_errors import go_quote
@@ -60,6 +61,21 @@ class Expression:
     error: str = ""
     #: the estimated cost with every input at the request size limit
     worst: int = 0
+    #: estimates by size bucket (see ``charge``)
+    charges: dict = None
+
+    def charge(self, size: int) -> int:
+        """An upper bound of the cost with inputs of ``size`` (the estimate grows with the
+        size, so the estimate at the next power of two bounds it; one estimate per bucket
+        and worker)."""
+        bucket = 1 << max(size, 1023).bit_length()
+        if self.charges is None:
+            self.charges = {}
+        found = self.charges.get(bucket)
+        if found is None:
+            found = self.charges[bucket] = costs.estimate(
+                self.checked, _no_size, (0, bucket + len(self.source)))[1]
+        return found
 
 
 class _Variables(ExprRewriter):
@@ -134,6 +150,25 @@ class Runtime:
         return self.runtime.env.Activation(data)
 
 
+class Inputs:
+    """The values an evaluation binds; ``size`` bounds what anything derived from them can
+    measure (every string, list and map counted once: their JSON text is longer), computed
+    once, when a charge needs it."""
+
+    __slots__ = ("values", "_size")
+
+    def __init__(self, *values):
+        self.values = values
+        self._size = None
+
+    @property
+    def size(self) -> int:
+        if self._size is None:
+            self._size = sum(len(json.dumps(v, separators=(",", ":"), default=str))
+                             for v in self.values if v is not None)
+        return self._size
+
+
 class OutOfBudget(Exception):
     """The phase's budget ran out: no further expression is evaluated."""
 
@@ -145,10 +180,9 @@ class Evaluation:
 
     ``accounting`` is false when no evaluation of the policy could exceed a limit."""
 
-    __slots__ = ("activation", "values", "variables", "accounting", "remaining", "_unknown",
-                 "_inputs")
+    __slots__ = ("activation", "values", "variables", "accounting", "remaining", "_inputs")
 
-    def __init__(self, activation, inputs: tuple, variables: dict, accounting: bool,
+    def __init__(self, activation, inputs: Inputs, variables: dict, accounting: bool,
                  budget: int = RUNTIME_COST_BUDGET):
         self.activation = activation
         self.variables = variables
@@ -156,17 +190,13 @@ class Evaluation:
         self.accounting = accounting
         self.remaining = budget
         self._inputs = inputs
-        self._unknown = None
 
     def _charge(self, expr: Expression) -> str:
         """Charge ``expr``'s cost: ``CALL_LIMIT`` when it is over the per-call limit;
         raises ``OutOfBudget``."""
         if not self.accounting:
             return ""
-        if self._unknown is None:
-            self._unknown = (0, costs.input_size(v for v in self._inputs if v is not None))
-        unknown = (0, self._unknown[1] + len(expr.source))
-        charge = costs.estimate(expr.checked, _no_size, unknown)[1]
+        charge = expr.charge(self._inputs.size)
         if charge > PER_CALL_LIMIT:
             return CALL_LIMIT
         if charge > self.remaining:

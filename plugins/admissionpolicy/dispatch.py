@@ -28,6 +28,7 @@ from kapiserver.admission.helpers import forbidden
 from kapiserver_plugins.admissionwebhooks import predicates
 
 from . import params
+from .cel import Inputs
 from .source import PolicySource, namespace_getter
 from .validator import DENY
 
@@ -68,6 +69,7 @@ class _Request:
         self.versions: dict = {}
         self.activations: dict = {}
         self._namespace = None
+        self._authz = None
 
     def objects(self, gvk) -> tuple:
         attributes = self.attributes
@@ -93,23 +95,25 @@ class _Request:
                                if name else False)
         return self._namespace or None
 
-    def activation(self, gvr, gvk, param):
-        key = (gvr, gvk, id(param))
+    def activation(self, gvr, gvk, param, needs_namespace: bool):
+        """The activation for the policy matched as ``gvr``/``gvk`` with ``param``;
+        ``namespaceObject`` is read only for policies that use it."""
+        key = (gvr, gvk, id(param), needs_namespace)
         found = self.activations.get(key)
         if found is None:
             runtime = self.plugin.source.runtime
             attributes = self.attributes
             obj, old = self.objects(gvk)
-            namespace = self.namespace()
+            namespace = self.namespace() if needs_namespace else None
             request = cel_request(attributes, gvr, gvk)
-            authz = runtime.authz
+            if self._authz is None:
+                authz = runtime.authz
+                self._authz = (authz.authorizer_value(attributes.user),
+                               authz.request_resource(attributes.user, attributes))
             data = {"object": obj, "oldObject": old, "params": param, "request": request,
-                    "namespaceObject": namespace,
-                    "authorizer": authz.authorizer_value(attributes.user),
-                    "authorizer.requestResource": authz.request_resource(attributes.user,
-                                                                         attributes),
-                    "variables": {}}
-            found = (runtime.activation(data), (obj, old, param, request, namespace))
+                    "namespaceObject": namespace, "authorizer": self._authz[0],
+                    "authorizer.requestResource": self._authz[1], "variables": {}}
+            found = (runtime.activation(data), Inputs(obj, old, param, request, namespace))
             # the param is kept alive with its activation, so its id stays its own
             self.activations[key] = found + (param,)
         return found[0], found[1]
@@ -202,7 +206,8 @@ class ValidatingAdmissionPolicy(AdmissionPlugin):
                     config_error(str(err), binding.name)
                     continue
                 for param in found:
-                    activation, inputs = request.activation(gvr, gvk, param)
+                    activation, inputs = request.activation(gvr, gvk, param,
+                                                            policy.uses_namespace)
                     result = policy.validate(activation, inputs)
                     self._conclude(attributes, policy, binding, result, denials, annotations)
             for key, values in annotations.items():

@@ -95,6 +95,14 @@ class CompiledPolicy:
              compile_(a.get("valueExpression"), (STRING, NULL)))
             for a in _strings(spec.get("auditAnnotations")) if isinstance(a, dict)]
         self.accounting = self._needs_accounting()
+        every = [*self.variables.values(), *(e for _, e in self.match_conditions),
+                 *(e for _, e, _ in self.validations),
+                 *(m for _, _, m in self.validations if m is not None),
+                 *(e for _, _, e in self.audit_annotations)]
+        #: whether an expression reads ``namespaceObject`` (else it is not looked up)
+        self.uses_namespace = any(
+            e.checked is not None and "namespaceObject" in e.checked.referenced_names()
+            for e in every)
 
     def _needs_accounting(self) -> bool:
         """Whether some evaluation could exceed a limit (then each is charged)."""
@@ -123,9 +131,9 @@ class CompiledPolicy:
     def _error(self, message: str) -> Result:
         return Result([Decision(self._error_action(), "error", message)])
 
-    def validate(self, activation, inputs: tuple) -> Result:
+    def validate(self, activation, inputs) -> Result:
         """``Validate`` with the activation of one request, binding and params (``inputs``:
-        the values bound, for the cost of what nothing bounds)."""
+        the ``cel.Inputs`` bound, for the cost of what nothing bounds)."""
         def phase(budget):
             return Evaluation(activation, inputs, self.variables, self.accounting, budget)
 
