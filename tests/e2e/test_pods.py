@@ -397,6 +397,12 @@ def test_eviction_bodies_and_errors(api):
     missing = api.request("POST", f"{PODS}/nope/eviction", json={
         "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "nope"}}, **ADMIN)
     assert_status(missing, 404, "NotFound", 'pods "nope" not found')
+    twice = api.request("POST", f"{PODS}/ev-beta/eviction?dryRun=All", json={
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "ev-beta"},
+        "deleteOptions": {"dryRun": ["All", "All"]}}, **ADMIN)
+    assert_status(twice, 400, "BadRequest", "Non-matching dry-run options in request and "
+                                            "content: [All] and [All All]")
+    assert get(api, "ev-beta")["metadata"].get("deletionTimestamp") is None
 
 
 def test_eviction_of_a_bound_pod_is_graceful(api):

@@ -376,9 +376,10 @@ class EvictionHandler(CreateOnlyHandler):
         if body_dry_run:
             _dry_run(ctx.request.args, "DeleteOptions", body_dry_run)
         if body_dry_run and query_dry_run and body_dry_run != query_dry_run:
-            raise errors.Unknown(f"Non-matching dry-run options in request and content: "
-                                 f"[{' '.join(query_dry_run)}] and "
-                                 f"[{' '.join(map(str, body_dry_run))}]")
+            # Upstream's words; its plain error is a 500, but the mismatch is the client's.
+            raise errors.BadRequest(f"Non-matching dry-run options in request and content: "
+                                    f"[{' '.join(query_dry_run)}] and "
+                                    f"[{' '.join(map(str, body_dry_run))}]")
         dry_run = bool(body_dry_run or query_dry_run)
         self._admitter(ctx, CREATE, name, dry_run)(copy.deepcopy(eviction))
         options = DeleteOptions.from_body(body_options or {})
