@@ -20,8 +20,9 @@ ACCESS_REVIEW_RESOURCES = frozenset({("authorization.k8s.io", "localsubjectacces
 class NamespaceLifecycle(AdmissionPlugin):
     """Refuse content in missing or terminating namespaces and deletion of system ones.
 
-    Upstream's ``plugin/pkg/admission/namespace/lifecycle``, with its messages. The
-    namespaces are this server's, or, with ``--kubeconfig`` (an extension server), the
+    Upstream's ``plugin/pkg/admission/namespace/lifecycle``, with its messages; like it, a
+    mutating plugin (``Admit``), so it refuses before the plugins after it (ServiceAccount,
+    LimitRanger) look anything up in such a namespace. The namespaces are this server's, or, with ``--kubeconfig`` (an extension server), the
     main server's, as an upstream extension server's informer reads them.
     """
 
@@ -38,7 +39,7 @@ class NamespaceLifecycle(AdmissionPlugin):
             return self.remote.get(name)
         return self.server.registries[("", "namespaces")].get("", name)
 
-    def validate(self, attributes):
+    def admit(self, attributes):
         spec = attributes.resource
         if attributes.operation == DELETE:
             if spec.kind == "Namespace" and spec.group == "" and \
