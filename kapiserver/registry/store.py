@@ -89,7 +89,7 @@ def decode_continue(token: str) -> tuple[int, str]:
     try:
         padded = token + "=" * (-len(token) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded))
-        if data.get("v") != "meta.k8s.io/v1":
+        if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
             raise ValueError("unknown version")
         revision, start = int(data["rv"]), str(data["start"])
     except (ValueError, KeyError, TypeError, json.JSONDecodeError):
