@@ -14,21 +14,39 @@ from ..errors import ConfigError
 ALL = "*"
 
 
+def aliased(factory, *aliases):
+    """``factory`` also known by ``aliases`` in ``--controllers`` (upstream keeps a renamed
+    controller's old names working: ``ControllerDescriptor.GetAliases``)."""
+
+    def make(server):
+        return factory(server)
+
+    make.aliases = tuple(aliases)
+    make.default_enabled = getattr(factory, "default_enabled", True)
+    make.__doc__ = getattr(factory, "__doc__", None)
+    return make
+
+
 def select(factories: dict, chosen) -> list[str]:
     """The names of the controllers to run, sorted, from ``--controllers``' items.
 
     As kube-controller-manager's ``--controllers``: ``*`` enables every controller on by
     default (a factory with ``default_enabled = False`` is not), ``foo`` enables ``foo``,
-    ``-foo`` disables it, whatever else the list says; an empty list runs none. Raises
+    ``-foo`` disables it, whatever else the list says; an empty list runs none. A
+    controller may be named by one of its ``aliases`` (an old name). Raises
     ``ConfigError`` naming every unknown controller, with the valid choices.
     """
+    canonical = {name: name for name in factories}
+    for name, factory in factories.items():
+        for alias in getattr(factory, "aliases", ()):
+            canonical.setdefault(alias, name)
     chosen = [item.strip() for item in chosen if item.strip()]
-    unknown = [item for item in chosen if item != ALL and item.lstrip("-") not in factories]
+    unknown = [item for item in chosen if item != ALL and item.lstrip("-") not in canonical]
     if unknown:
         raise ConfigError([f"--controllers: unknown controller(s) {', '.join(unknown)}; "
                            f"valid choices: {ALL}, {', '.join(sorted(factories)) or '(none)'}"])
-    enabled = {item for item in chosen if item != ALL and not item.startswith("-")}
-    disabled = {item[1:] for item in chosen if item.startswith("-")}
+    enabled = {canonical[item] for item in chosen if item != ALL and not item.startswith("-")}
+    disabled = {canonical[item[1:]] for item in chosen if item.startswith("-")}
     if ALL in chosen:
         enabled |= {name for name, factory in factories.items()
                     if getattr(factory, "default_enabled", True)}

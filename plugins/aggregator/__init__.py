@@ -119,14 +119,21 @@ def kapiserver_delegates(config):
 
 @hookimpl
 def kapiserver_controllers(config):
-    from .controllers import AutoRegistrationController, AvailabilityController
+    # The controllers' module is imported by the factories: it needs the proxy, hence
+    # Flask, which the gunicorn master (that checks --controllers) never loads.
+    def registration(server):
+        from .controllers import AutoRegistrationController
+
+        return AutoRegistrationController(server)
 
     def availability(server):
+        from .controllers import AvailabilityController
+
         controller = AvailabilityController(server, apiservice_registry(server))
         apiservice_registry(server).listeners.append(
             lambda key: getattr(server, "controllers", None)
             and server.controllers.wake(controller.name))
         return controller
 
-    return {"apiservice-registration": AutoRegistrationController,
+    return {"apiservice-registration": registration,
             "apiservice-availability": availability}

@@ -14,6 +14,7 @@ account and its token volume; the ``serviceaccount``, ``serviceaccount-token`` a
 
 from marshmallow import fields, validate
 
+from kapiserver.controllers import aliased
 from kapiserver.options.types import Duration, Path, kubeconfig_file
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
@@ -170,11 +171,16 @@ def kapiserver_controllers(config):
                                      "status").store
         return NamespaceController(server, finalize, status)
 
-    return {"namespace": namespace_controller,
-            "pv-protection": PVProtectionController,
-            "pvc-protection": PVCProtectionController,
+    # kube-controller-manager's names; the names they had here (its former ones) still work.
+    return {"namespace-controller": aliased(namespace_controller, "namespace"),
+            "persistentvolume-protection-controller": aliased(PVProtectionController,
+                                                              "pv-protection"),
+            "persistentvolumeclaim-protection-controller": aliased(PVCProtectionController,
+                                                                   "pvc-protection"),
             "cluster-authentication-trust": AuthenticationTrustController,
-            "serviceaccount": ServiceAccountsController,
-            "serviceaccount-token": TokensController,
-            "root-ca-cert-publisher": RootCACertPublisher,
-            "resourcequota": ResourceQuotaController}
+            "serviceaccount-controller": aliased(ServiceAccountsController, "serviceaccount"),
+            "serviceaccount-token-controller": aliased(TokensController,
+                                                       "serviceaccount-token"),
+            "root-ca-certificate-publisher-controller": aliased(RootCACertPublisher,
+                                                                "root-ca-cert-publisher"),
+            "resourcequota-controller": aliased(ResourceQuotaController, "resourcequota")}

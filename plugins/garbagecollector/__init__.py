@@ -9,6 +9,7 @@ be listed, watched and deleted (built-in, custom, aggregated). ``--controllers=*
 garbage-collector-controller`` turns it off, for a kube-controller-manager that runs it.
 """
 
+from kapiserver.controllers import aliased
 from kapiserver.plugin_manager import hookimpl
 
 
@@ -20,4 +21,5 @@ def _garbage_collector(server):
 
 @hookimpl
 def kapiserver_controllers(config):
-    return {"garbage-collector-controller": _garbage_collector}
+    # kube-controller-manager's name, and its former one.
+    return {"garbage-collector-controller": aliased(_garbage_collector, "garbagecollector")}

@@ -7,6 +7,7 @@ kept current from the watch cache. The post-start hook ``rbac/bootstrap-roles`` 
 or reconciles the default roles and bindings of kube-apiserver v1.32.
 """
 
+from kapiserver.controllers import aliased
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller
 
@@ -56,4 +57,6 @@ def kapiserver_authorizers(config):
 
 @hookimpl
 def kapiserver_controllers(config):
-    return {"clusterrole-aggregation": _aggregation_controller}
+    # kube-controller-manager's name; the one it had here (its former one) still works.
+    return {"clusterrole-aggregation-controller": aliased(_aggregation_controller,
+                                                          "clusterrole-aggregation")}
