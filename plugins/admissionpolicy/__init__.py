@@ -10,3 +10,10 @@ def kapiserver_admission_plugins(config):
     from .dispatch import NAME, ValidatingAdmissionPolicy
 
     return {NAME: ValidatingAdmissionPolicy}
+
+
+@hookimpl
+def kapiserver_controllers(config):
+    from .status import NAME, PolicyStatusController
+
+    return {NAME: PolicyStatusController}

@@ -153,6 +153,14 @@ _CONDITIONAL_YAML = (
 def _environment(params: bool, authorizer: bool, variables: tuple | None):
     """The checker environment for one set of declared variables (cached: building one
     takes milliseconds, and policies share a handful)."""
+    return typed_environment(params, authorizer, variables)
+
+
+def typed_environment(params: bool, authorizer: bool, variables: tuple | None,
+                      object_schema: dict | None = None, params_schema: dict | None = None):
+    """A checker environment where ``object`` and ``oldObject`` (and ``params``) have the
+    types of these structural schemas instead of ``dyn``, as upstream's type checking of
+    policies declares them (not cached: one per kind checked)."""
     from cel_expr_python import cel
     from cel_expr_python.ext import ext_optional
 
@@ -168,6 +176,14 @@ def _environment(params: bool, authorizer: bool, variables: tuple | None):
         roots.append(decl)
     declared = {"object": cel.Type.DYN, "oldObject": cel.Type.DYN,
                 "request": types.cel_type(roots[0]), "namespaceObject": types.cel_type(roots[1])}
+    typed = {}
+    for names, schema in ((("object", "oldObject"), object_schema),
+                          (("params",), params_schema if params else None)):
+        decl = types.decl_type(schema, True) if schema is not None else None
+        if decl is not None:
+            types.assign_names(decl, types.unique_type_name() + names[0])
+            roots.append(decl)
+            typed.update({name: decl for name in names})
     if variables is not None:
         schema = {"type": "object", "properties": {
             name: {"x-kubernetes-int-or-string": True} for name in variables}}
@@ -178,6 +194,7 @@ def _environment(params: bool, authorizer: bool, variables: tuple | None):
     types.add_to_pool(pool, roots, "kapiserver_admission.proto")
     if params:
         declared["params"] = cel.Type.DYN
+    declared.update({name: types.cel_type(decl) for name, decl in typed.items()})
     functions = declarations.checker_declarations()
     if authorizer:
         declared["authorizer"] = cel.Type(f"{AUTHZ_PACKAGE}.Authorizer")

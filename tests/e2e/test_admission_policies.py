@@ -426,3 +426,52 @@ def test_failure_policies(server):
     # A request the policy does not match is never evaluated.
     namespace(server, "vap-unbound")
     assert create(server, "vap-unbound", configmap("unbound", a=1)).status_code == 201
+
+
+TYPO = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: replicas-typo
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["deployments"]
+  validations:
+  - expression: "object.spec.replicas <= 5"
+  - expression: "object.spec.replicaz <= 5"
+    messageExpression: "'too many: ' + string(object.spec.replicas)"
+"""
+
+
+def wait_for_status(server, name: str, generation: int) -> dict:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        policy = server.get(f"{API}/validatingadmissionpolicies/{name}", **ADMIN).json()
+        if (policy.get("status") or {}).get("observedGeneration") == generation:
+            return policy["status"]
+        time.sleep(0.2)
+    raise AssertionError(f"policy {name} status not written: {policy}")
+
+
+def test_type_checking_status(server):
+    apply(server, TYPO)
+    status = wait_for_status(server, "replicas-typo", 1)
+    assert status["typeChecking"] == {"expressionWarnings": [{
+        "fieldRef": "spec.validations[1].expression",
+        "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field "
+                   "'replicaz'\n | object.spec.replicaz <= 5\n | ...........^\n"}]}
+    # A policy that checks gets an empty typeChecking; a fixed spec clears the warning.
+    assert wait_for_status(server, "max-keys", 1) == {"observedGeneration": 1,
+                                                       "typeChecking": {}}
+    fixed = TYPO.replace("replicaz", "replicas")
+    apply(server, fixed)
+    assert wait_for_status(server, "replicas-typo", 2) == {"observedGeneration": 2,
+                                                           "typeChecking": {}}
+    # kubectl shows the status like any other field.
+    result = server.kubectl("get", "validatingadmissionpolicy", "replicas-typo",
+                            "-o", "jsonpath={.status.observedGeneration}", check=True)
+    assert result.stdout == "2"
