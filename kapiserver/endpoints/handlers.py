@@ -964,8 +964,9 @@ class RESTHandler:
         self.wait_for_resource_version(resource_version)
         listing = {"json": self.store.list_json, "protobuf": self.store.list_protobuf}.get(
             encoded, self.store.list)
+        # "0" goes on: any version will do, so the store may answer without a quorum.
         return listing(namespace, label_selector, field_selector, limit, continue_token,
-                       resource_version if exact else "")
+                       resource_version if exact or resource_version == "0" else "")
 
     def wait_for_resource_version(self, resource_version: str) -> None:
         """A read at least as new as ``resource_version`` waits (3 s at most, as upstream's

@@ -416,8 +416,11 @@ class RegistryStore:
         read_revision = revision
         try:
             while True:
+                # resourceVersion=0: any version will do, so the store may answer
+                # without a quorum (etcd: a serializable read).
                 page = self.storage.list(prefix, revision=read_revision, limit=batch,
-                                         start_key=start, have=have)
+                                         start_key=start, have=have,
+                                         stale=resource_version == "0" and not continue_token)
                 read_revision = page.revision
                 decoded = self._decode_page(page.items)
                 for index, kv in enumerate(page.items):

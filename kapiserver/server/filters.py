@@ -23,6 +23,7 @@ from ..endpoints.context import RequestContext
 from ..endpoints.request_info import RequestInfoError, new_request_info
 from ..endpoints.responses import http_error, status_response
 from ..errors import Forbidden, InternalError, StatusError, Unauthorized
+from ..storage import StorageError
 from ..warning import header_texts, recording
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,12 @@ def with_panic_recovery(server, handler):
                 response = handler(ctx)
         except StatusError as err:
             response = status_response(err, ctx.accept)
+        except StorageError as err:
+            # The store failed (etcd without quorum or unreachable): upstream answers its
+            # error as an internal error (apierrors.NewInternalError), not a panic.
+            log.warning("storage failed serving %s %s: %s", request.method, request.path, err,
+                        exc_info=log.isEnabledFor(logging.DEBUG))
+            response = status_response(InternalError.wrap(str(err)), ctx.accept)
         except Exception:
             log.exception("panic serving %s %s (user %r, audit-id %s)", request.method,
                           request.full_path if request.query_string else request.path,

@@ -198,15 +198,19 @@ class EtcdStore(Store):
                    "Status": "maintenancestub"}[method]
         attempts = 2 if retry and len(self.servers) > 1 else 1
         for attempt in range(attempts):
+            endpoint = None
             try:
                 stub = getattr(self._client, service)
+                endpoint = self._client.endpoint_in_use
                 return getattr(stub, method)(request, timeout or self.timeout)
             except self._grpc.RpcError as err:
                 code = err.code()
                 if code in (self._grpc.StatusCode.UNAVAILABLE,
                             self._grpc.StatusCode.DEADLINE_EXCEEDED):
-                    self._endpoint_failed()
-                    if attempt + 1 < attempts:
+                    unreachable = self._unreachable(err)
+                    if unreachable:
+                        self._endpoint_failed(endpoint)
+                    if unreachable and attempt + 1 < attempts:
                         continue
                     raise EtcdUnavailable(f"etcd {method}: {err.details() or code.name}") from None
                 raise self._error(method, err) from None
@@ -216,14 +220,22 @@ class EtcdStore(Store):
                 raise
         raise AssertionError("unreachable")
 
-    def _endpoint_failed(self) -> None:
-        if len(self.servers) > 1:
-            # The next call picks another endpoint (pyetcd's failover); the stubs of
-            # the failed one's channel are dropped.
-            endpoint = self._client.endpoint_in_use
-            if endpoint is not None:
-                endpoint.fail()
-            self._client._clear_old_stubs()
+    def _unreachable(self, err) -> bool:
+        """Whether the member could not be reached (try another), rather than answered
+        that the cluster cannot serve (``etcdserver: request timed out`` without a
+        quorum, ``no leader``): a member that answers stays in use, so reads that need no
+        quorum (serializable) still reach it."""
+        if err.code() != self._grpc.StatusCode.UNAVAILABLE:
+            return False
+        return not (err.details() or "").startswith("etcdserver:")
+
+    def _endpoint_failed(self, endpoint) -> None:
+        """``endpoint`` (the one a call used) could not be reached: the next calls use
+        another (pyetcd's failover), and the stubs of its channel are dropped."""
+        if len(self.servers) > 1 and endpoint is not None:
+            endpoint.fail()
+            if self._client.endpoint_in_use is endpoint:
+                self._client._clear_old_stubs()
 
     def _error(self, method: str, err) -> StorageError:
         details = err.details() or ""
@@ -234,9 +246,10 @@ class EtcdStore(Store):
         return StorageError(f"etcd {method}: {details or err.code().name}")
 
     def _range(self, key: bytes, range_end: bytes = b"", revision: int = 0, limit: int = 0,
-               count_only: bool = False):
+               count_only: bool = False, serializable: bool = False):
         request = self._rpc.RangeRequest(key=key, range_end=range_end, revision=revision,
-                                         limit=limit, count_only=count_only)
+                                         limit=limit, count_only=count_only,
+                                         serializable=serializable)
         try:
             return self._call("Range", request, retry=True)
         except _FutureSignal:
@@ -256,11 +269,13 @@ class EtcdStore(Store):
         return self._kv(answer.kvs[0])
 
     def list(self, prefix: str, revision: int = 0, limit: int = 0,
-             start_key: str = "", have=None) -> ListResult:
-        """One range read; ``have`` is ignored (etcd sends every value of the page)."""
+             start_key: str = "", have=None, stale: bool = False) -> ListResult:
+        """One range read; ``have`` is ignored (etcd sends every value of the page);
+        ``stale`` reads are serializable (the member's own state, no quorum needed)."""
         lo = self._key(max(prefix, start_key))
         hi = _prefix_end(self._key(prefix))
-        answer = self._range(lo, hi, revision=max(revision, 0), limit=max(limit, 0))
+        answer = self._range(lo, hi, revision=max(revision, 0), limit=max(limit, 0),
+                             serializable=stale)
         items = [self._kv(kv) for kv in answer.kvs]
         read = revision if 0 < revision < answer.header.revision else answer.header.revision
         remaining = max(answer.count - len(items), 0) if limit > 0 else 0
@@ -491,6 +506,7 @@ class EventStream:
         self._requests.put(rpc.WatchRequest(create_request=create))
         try:
             stub = rpc.WatchStub(store._client.channel)
+            self._endpoint = store._client.endpoint_in_use
         except Exception as err:
             raise EtcdUnavailable(f"etcd Watch: {err}") from None
         self._call = stub.Watch(self._request_iterator())
@@ -532,9 +548,8 @@ class EventStream:
             if self._closed:
                 return
             code = err.code()
-            if code in (store._grpc.StatusCode.UNAVAILABLE,
-                        store._grpc.StatusCode.DEADLINE_EXCEEDED):
-                store._endpoint_failed()
+            if store._unreachable(err):
+                store._endpoint_failed(self._endpoint)
             raise EtcdUnavailable(f"etcd watch ended: {err.details() or code.name}") from None
 
     def close(self) -> None:

@@ -88,7 +88,7 @@ class Store:
         raise NotImplementedError
 
     def list(self, prefix: str, revision: int = 0, limit: int = 0,
-             start_key: str = "", have=None) -> ListResult:
+             start_key: str = "", have=None, stale: bool = False) -> ListResult:
         """Keys under ``prefix`` at ``revision`` (0: now), in key order, from ``start_key``.
 
         ``limit`` 0 means all. Every page read at the same revision is a consistent
@@ -96,6 +96,9 @@ class Store:
         ``have`` (a container of ``(key, mod_revision)`` pairs) names values the caller
         keeps already: a backend may leave those out (``value`` None) rather than read
         and copy them; one that ignores ``have`` returns every value.
+        ``stale`` (a list at ``resourceVersion=0``: any version will do) lets a
+        replicated backend answer from one member's state without a quorum (etcd's
+        serializable read), so such lists keep working while the quorum is lost.
         """
         raise NotImplementedError
 

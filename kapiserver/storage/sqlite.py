@@ -319,7 +319,7 @@ class SQLiteStore(Store):
         return KeyValue(key, row[3], row[1], row[0])
 
     def list(self, prefix: str, revision: int = 0, limit: int = 0,
-             start_key: str = "", have=None) -> ListResult:
+             start_key: str = "", have=None, stale: bool = False) -> ListResult:
         """Keys under ``prefix`` at ``revision`` (0: now), in key order, from ``start_key``.
 
         ``start_key`` is inclusive: to read the next page, pass the last key returned

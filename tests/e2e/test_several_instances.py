@@ -158,3 +158,49 @@ def test_an_instance_that_stops_leaves_the_endpoints(pair):
             break
         time.sleep(0.5)
     assert [x["ip"] for x in subsets[0]["addresses"]] == ["192.0.2.1"]
+
+
+def test_losing_the_etcd_quorum_fails_readiness_and_writes_then_recovers(pair):
+    cluster, (a, _) = pair
+    assert a.get("/readyz", **ADMIN).status_code == 200
+    create(a, "before-the-loss")
+    lost = cluster.members[1:]
+    for member in lost:
+        member.kill()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready = a.get("/readyz?verbose", **ADMIN)
+            if ready.status_code != 200:
+                break
+            time.sleep(0.5)
+        assert ready.status_code == 500
+        assert "[-]etcd failed: reason withheld" in ready.text
+        started = time.monotonic()
+        write = a.request("POST", CMS, json={"metadata": {"name": "during-the-loss"}},
+                          timeout=90, **ADMIN)
+        assert 500 <= write.status_code < 600, write.text
+        assert write.json()["kind"] == "Status"
+        assert time.monotonic() - started < 65  # within --request-timeout (60 s)
+        # resourceVersion=0 asks for any version: served without a quorum.
+        listed = a.get(f"{CMS}?resourceVersion=0", **ADMIN)
+        assert listed.status_code == 200, listed.text
+        assert "before-the-loss" in [i["metadata"]["name"] for i in listed.json()["items"]]
+    finally:
+        for member in lost:
+            member.start(wait=False)
+        for member in lost:
+            member.wait_ready(60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # recovers without a restart
+        if a.get("/readyz", **ADMIN).status_code == 200:
+            break
+        time.sleep(0.5)
+    assert a.get("/readyz", **ADMIN).status_code == 200
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        answer = a.request("POST", CMS, json={"metadata": {"name": "after-the-loss"}}, **ADMIN)
+        if answer.status_code == 201:
+            break
+        time.sleep(0.5)
+    assert answer.status_code == 201, answer.text
