@@ -7,8 +7,9 @@ import json
 
 import yaml
 
-_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                             "\u2028": "\\u2028", "\u2029": "\\u2029"})
+#: What Go's JSON encoder escapes beyond what ``json.dumps`` does (its HTML escaping).
+GO_ESCAPES = _GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                                         "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def dumps_json(obj) -> bytes:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import base64
 import collections
 import copy
+import functools
 import json
 import random
 import time
 import uuid
 
-from .. import errors
-from ..serialization import dumps_json
+from .. import errors, heap
+from ..serialization import GO_ESCAPES, dumps_json
 from ..warning import add_warning
 from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
 
+#: A LIST that read this many bytes of stored objects gives the memory their decoding
+#: and encoding used back to the system (``heap.release``).
+RELEASE_AFTER_BYTES = 4 * 1024 * 1024
 #: upstream's ``names.SimpleNameGenerator`` alphabet and suffix length.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _NAME_SUFFIX = 5
@@ -34,14 +38,67 @@ def now_rfc3339() -> str:
 
 
 def encode(obj: dict) -> bytes:
-    """The stored form: the object without ``resourceVersion``."""
+    """The stored form: the object without ``resourceVersion``.
+
+    A value is written *canonical* when the object starts with its kind, apiVersion and
+    metadata, and the metadata is in ObjectMeta's order with a uid: then the value ends
+    with a newline (JSON whitespace, which decoding ignores), and its JSON list item is
+    the value itself with ``resourceVersion`` written after the uid (``json_item``).
+    """
     meta = obj.get("metadata") or {}
     rv = meta.pop("resourceVersion", None)
     try:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+        data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+        return data + CANONICAL if _canonical(obj) else data
     finally:
         if rv is not None:
             meta["resourceVersion"] = rv
+
+
+#: The end of a canonical stored value (see ``encode``).
+CANONICAL = b"\n"
+_PLAIN_META = ("name", "generateName", "namespace", "selfLink")
+
+
+def _canonical(obj: dict) -> bool:
+    keys = iter(obj)
+    if (next(keys, None), next(keys, None), next(keys, None)) != ("kind", "apiVersion",
+                                                                  "metadata"):
+        return False
+    meta = obj["metadata"]
+    if not isinstance(meta, dict) or "resourceVersion" in meta:
+        return False
+    # json_item finds the metadata after the apiVersion's closing quote and the uid by its
+    # key: kind, apiVersion and uid hold no quote (nor backslash), the names before the
+    # uid are strings (where JSON escapes every quote, so no '"uid":"' can hide there).
+    for text in (obj["kind"], obj["apiVersion"], meta.get("uid")):
+        if not isinstance(text, str) or '"' in text or "\\" in text:
+            return False
+    if not all(isinstance(meta.get(key, ""), str) for key in _PLAIN_META):
+        return False
+    ranks = [_META_RANK.get(key, len(_META_RANK)) for key in meta]
+    return ranks == sorted(ranks)
+
+
+def json_item(value: bytes, revision: int) -> bytes | None:
+    """The JSON list item (no kind, no apiVersion, ``resourceVersion`` set) of a stored
+    value written canonical, byte for byte what decoding and ``ItemCache.encode`` give;
+    ``None`` for any other value.
+
+    The metadata's uid is the first ``"uid":"`` of the value: only kind, apiVersion and
+    ObjectMeta's plain strings come before it, and in JSON a quote within a string is
+    always escaped."""
+    if not value.endswith(CANONICAL):
+        return None
+    start = value.index(b',"metadata":{') + 1
+    uid = value.index(b'"uid":"', start) + 7
+    end = value.index(b'"', uid) + 1
+    item = b"".join((b"{", value[start:end], b',"resourceVersion":"%d"' % revision,
+                     value[end:-1]))
+    if (b"<" in item or b">" in item or b"&" in item or b"\xe2\x80\xa8" in item
+            or b"\xe2\x80\xa9" in item):
+        item = item.decode().translate(GO_ESCAPES).encode()  # as dumps_json escapes
+    return item
 
 
 #: ``metav1.ObjectMeta``'s fields in Go's order (the order of its JSON).
@@ -117,6 +174,12 @@ class ItemCache:
             self.encode = encoder
 
     def get(self, kv) -> bytes | None:
+        item = self.view(kv)
+        return item if item is None or isinstance(item, bytes) else bytes(item)
+
+    def view(self, kv) -> bytes | memoryview | None:
+        """``get`` without a copy: the item may be a view into a block of several
+        (``add_many``), for joining into a list's body."""
         item = self.entries.get((kv.key, kv.mod_revision))
         if item is not None:
             self.entries.move_to_end((kv.key, kv.mod_revision))
@@ -128,14 +191,30 @@ class ItemCache:
 
     def put(self, kv, obj: dict) -> bytes:
         item = self.encode(obj)
-        key = (kv.key, kv.mod_revision)
+        self.add(kv.key, kv.mod_revision, item)
+        return item
+
+    def add_many(self, entries: list) -> None:
+        """``add`` each ``(key, revision, item)`` of a large LIST, packed in one block:
+        the items are then no longer scattered among the freed memory they were made in,
+        which can all go back to the system (``heap.release``)."""
+        entries = [entry for entry in entries if entry[:2] not in self.entries]
+        block = memoryview(b"".join(item for _, _, item in entries))
+        start = 0
+        for key, revision, item in entries:
+            end = start + len(item)
+            self.add(key, revision, block[start:end])
+            start = end
+
+    def add(self, key: str, revision: int, item: bytes) -> None:
+        """Keep ``item``, already encoded, as the item of ``key`` at ``revision``."""
+        key = (key, revision)
         if key not in self.entries:
             self.entries[key] = item
             self.size += len(item)
             while self.size > self.max_bytes and self.entries:
                 _, dropped = self.entries.popitem(last=False)
                 self.size -= len(dropped)
-        return item
 
 
 class Preconditions:
@@ -365,17 +444,31 @@ class RegistryStore:
         return self.decode(kv.value, kv.mod_revision)
 
     def get_json(self, namespace: str, name: str) -> bytes:
-        """``get`` encoded as upstream's JSON, from the item cache (no decode, no encode
-        when the stored revision was served before)."""
+        """``get`` encoded as upstream's JSON: a canonical stored value as it is
+        (``json_item``), another from the item cache (no decode, no encode when the
+        stored revision was served before)."""
         try:
             kv = self.storage.get(self.spec.key(namespace, name))
         except KeyNotFound:
             raise self._not_found(name) from None
-        item = self.item_cache.get(kv)
+        item = json_item(kv.value, kv.mod_revision) if self._stored_items else None
         if item is None:
-            item = self.item_cache.put(kv, self.decode(kv.value, kv.mod_revision))
+            item = self.item_cache.get(kv)
+            if item is None:
+                item = self.item_cache.put(kv, self.decode(kv.value, kv.mod_revision))
         # An item is the object without kind and apiVersion, which come first in an object.
         return self._type_meta_json + item[1:] + b"\n"
+
+    @functools.cached_property
+    def _stored_items(self) -> bool:
+        """Whether the JSON items of canonical stored values are the values themselves
+        (``json_item``): this resource serves what is stored, and its item cache writes
+        the items Go writes."""
+        from .strategy import Strategy
+
+        return (type(self.item_cache) is ItemCache and type(self).decode is RegistryStore.decode
+                and type(self.strategy).from_storage is Strategy.from_storage
+                and not self.strategy.remote_decode)
 
     @property
     def protobuf_cache(self) -> ItemCache:
@@ -398,9 +491,27 @@ class RegistryStore:
         serializer's item cache where possible, for ``list_json``/``list_protobuf``; the
         values of cached items are not even read from storage.
         """
+        listed, read = self._list(namespace, label_selector, field_selector, limit,
+                                  continue_token, resource_version, encoded)
+        self._release(read)
+        return listed
+
+    @staticmethod
+    def _release(read: int) -> None:
+        """After a list that read ``read`` bytes of stored values: once its garbage is
+        gone, a large one gives the memory back (``heap.release``)."""
+        if read >= RELEASE_AFTER_BYTES:
+            heap.release()
+
+    def _list(self, namespace, label_selector, field_selector, limit, continue_token,
+              resource_version, encoded) -> tuple[dict, int]:
+        """``list``, and the bytes of stored values it read (``list_json`` and
+        ``list_protobuf`` build on this: a subclass overriding ``list`` overrides them)."""
         item_cache = self.protobuf_cache if encoded == "protobuf" else self.item_cache
         unfiltered = not label_selector and not field_selector
-        have = item_cache.entries if encoded and unfiltered else None
+        # JSON items of canonical values are the values (no cache): those are read.
+        stored = encoded and encoded != "protobuf" and unfiltered and self._stored_items
+        have = item_cache.entries if encoded and unfiltered and not stored else None
         prefix = self.spec.key_prefix(namespace)
         revision, start = 0, ""
         if continue_token:
@@ -413,6 +524,10 @@ class RegistryStore:
                 raise errors.BadRequest(f"invalid resource version: {resource_version}") from None
         items, more, remaining, last_key = [], False, 0, ""
         batch = max(limit, 100) if limit else 0
+        read_bytes = 0
+        # Items encoded here join the cache once the list is made (a large list's packed
+        # together: see ItemCache.add_many).
+        fresh = []
         read_revision = revision
         try:
             while True:
@@ -425,7 +540,13 @@ class RegistryStore:
                 decoded = self._decode_page(page.items)
                 for index, kv in enumerate(page.items):
                     last_key = kv.key
-                    cached = item_cache.get(kv) if have is not None else None
+                    cached = None
+                    if stored:
+                        cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
+                    elif have is not None:
+                        cached = item_cache.view(kv)
+                    if kv.value is not None:
+                        read_bytes += len(kv.value)
                     if cached is not None:
                         items.append(cached)
                     else:
@@ -436,7 +557,11 @@ class RegistryStore:
                         if not self.matches(obj, label_selector, field_selector):
                             continue
                         if encoded:
-                            obj = item_cache.get(kv) or item_cache.put(kv, obj)
+                            item = item_cache.view(kv)
+                            if item is None:
+                                item = item_cache.encode(obj)
+                                fresh.append((kv.key, kv.mod_revision, item))
+                            obj = item
                         items.append(obj)
                     if limit and len(items) == limit:
                         rest = page.items[index + 1:]
@@ -458,6 +583,12 @@ class RegistryStore:
                               "chunk was returned and now may show up in the list."
                               if continue_token else
                               "The resourceVersion for the provided list is too old.") from None
+        if read_bytes >= RELEASE_AFTER_BYTES:
+            item_cache.add_many(fresh)
+        else:
+            for key, revision, item in fresh:
+                item_cache.add(key, revision, item)
+        del fresh
         metadata = {"resourceVersion": str(read_revision)}
         if more:
             metadata["continue"] = encode_continue(read_revision,
@@ -469,7 +600,7 @@ class RegistryStore:
                 obj.pop("kind", None)
                 obj.pop("apiVersion", None)
         return {"kind": self.spec.list_kind, "apiVersion": self.spec.api_version,
-                "metadata": metadata, "items": items}
+                "metadata": metadata, "items": items}, read_bytes
 
     def _decode_page(self, kvs) -> dict:
         """The page's objects decoded together, by key, for a ``remote_decode`` kind (its
@@ -485,9 +616,12 @@ class RegistryStore:
         protobuf item cache."""
         from ..runtime.protobuf import default_codec
 
-        listed = self.list(*args, encoded="protobuf", **kwargs)
-        return default_codec().encode_list(listed["apiVersion"], listed["kind"],
+        listed, read = self._list(*self._list_args(*args, **kwargs), "protobuf")
+        body = default_codec().encode_list(listed["apiVersion"], listed["kind"],
                                            listed["metadata"], listed["items"])
+        del listed
+        self._release(read)
+        return body
 
     def get_protobuf(self, namespace: str, name: str) -> bytes:
         """``get`` encoded as upstream's protobuf, its message from the protobuf item cache
@@ -506,7 +640,7 @@ class RegistryStore:
 
     def list_json(self, *args, **kwargs) -> bytes:
         """``list(...)`` encoded as upstream's JSON, items joined from the item cache."""
-        listed = self.list(*args, encoded=True, **kwargs)
+        listed, read = self._list(*self._list_args(*args, **kwargs), "json")
         head = dumps_json({"kind": listed["kind"], "apiVersion": listed["apiVersion"],
                            "metadata": listed["metadata"]})[:-2] + b',"items":['
         items = listed["items"]
@@ -516,7 +650,16 @@ class RegistryStore:
         # item, ..., tail.
         parts = [b","] * (2 * len(items) + 1)
         parts[0], parts[1::2], parts[-1] = head, items, b"]}\n"
-        return b"".join(parts)
+        body = b"".join(parts)
+        del listed, items, parts
+        self._release(read)
+        return body
+
+    @staticmethod
+    def _list_args(namespace: str = "", label_selector=None, field_selector=None,
+                   limit: int = 0, continue_token: str = "", resource_version: str = ""):
+        return (namespace, label_selector, field_selector, limit, continue_token,
+                resource_version)
 
     def matches(self, obj, label_selector, field_selector) -> bool:
         """True when ``obj`` passes both selectors (either may be None)."""

@@ -27,6 +27,7 @@ from gunicorn.http import wsgi
 from gunicorn.workers import ggevent
 from gunicorn.workers.ggevent import GeventWorker
 
+from .. import heap
 from ..endpoints.context import RAW_HEADERS
 
 #: Signals that end a worker; one that arrives before the worker's handlers exist is replayed.
@@ -37,6 +38,7 @@ class KapiserverWorker(GeventWorker):
     """gunicorn's gevent worker, plus telling the server that shutdown has begun."""
 
     def init_process(self):
+        heap.tune()  # before any thread of this worker allocates
         #: The connections waiting for their next request (``IdleWait``).
         self.idle: set[IdleWait] = set()
         # gunicorn's gevent worker builds its servers from this module attribute; this

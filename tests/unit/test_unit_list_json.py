@@ -63,15 +63,62 @@ def test_items_dropped_from_the_cache_while_listing_are_read_again(tmp_path):
     store = RegistryStore(SPEC, Strategy(SPEC), SQLiteStore(str(tmp_path / "db")))
     for i in range(4):
         store.create({"metadata": {"name": f"cm{i}"}, "data": {"x": str(i)}}, "ns")
-    expected = store.list_json("ns")  # every item cached: the next list reads no value
+    expected = store.list_protobuf("ns")  # every item cached: the next list reads no value
     storage_list = store.storage.list
 
     def list_then_forget(*args, **kwargs):
         page = storage_list(*args, **kwargs)
         assert all(kv.value is None for kv in page.items)
-        store.item_cache.entries.clear()  # another request's items pushed these out
-        store.item_cache.size = 0
+        store.protobuf_cache.entries.clear()  # another request's items pushed these out
+        store.protobuf_cache.size = 0
         return page
 
     store.storage.list = list_then_forget
-    assert store.list_json("ns") == expected
+    assert store.list_protobuf("ns") == expected
+
+
+def test_canonical_stored_values_are_their_own_items(tmp_path):
+    from kapiserver.registry.store import CANONICAL, encode, json_item
+
+    store = RegistryStore(SPEC, Strategy(SPEC), SQLiteStore(str(tmp_path / "db")))
+    for i in range(3):
+        store.create({"kind": "ConfigMap", "apiVersion": "v1",
+                      "metadata": {"name": f"cm{i}", "annotations": {"a": "<b> & \u2028 é"},
+                                   "ownerReferences": [{"apiVersion": "v1", "kind": "K", "uid": "o",
+                                                        "name": "x"}]},
+                      "data": {"<i>": '"uid":"' * i}}, "ns")
+    kv = store.storage.get("/registry/configmaps/ns/cm1")
+    assert kv.value.endswith(CANONICAL)
+    assert store.list_json("ns") == dumps_json(store.list("ns"))
+    assert not store.item_cache.entries  # no item needed caching
+    one = dict(store.get("ns", "cm2"), kind="ConfigMap", apiVersion="v1")
+    assert store.get_json("ns", "cm2") == dumps_json(
+        {"kind": "ConfigMap", "apiVersion": "v1",
+         **{k: v for k, v in one.items() if k not in ("kind", "apiVersion")}})
+    # Not canonical: no kind first, metadata out of order, no uid, a resourceVersion kept.
+    for obj in ({"metadata": {"name": "a", "uid": "u"}},
+                {"kind": "K", "apiVersion": "v1", "metadata": {"uid": "u", "name": "a"}},
+                {"kind": "K", "apiVersion": "v1", "metadata": {"name": "a"}},
+                {"kind": 'K"', "apiVersion": "v1", "metadata": {"name": "a", "uid": "u"}}):
+        assert json_item(encode(obj), 5) is None
+    store.storage.update(kv.key, encode({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {
+        "uid": "u", "name": "cm1", "namespace": "ns"}}), kv.mod_revision)
+    assert store.list_json("ns") == dumps_json(store.list("ns"))  # reordered when decoded
+    assert len(store.item_cache.entries) == 1
+
+
+def test_a_large_list_packs_its_new_items_in_one_block(tmp_path, monkeypatch):
+    from kapiserver.registry import store as store_module
+
+    monkeypatch.setattr(store_module, "RELEASE_AFTER_BYTES", 100)
+    store = RegistryStore(SPEC, Strategy(SPEC), SQLiteStore(str(tmp_path / "db")))
+    for i in range(5):
+        store.create({"metadata": {"name": f"cm{i}"}, "data": {"x": "y" * i}}, "ns")
+    expected = dumps_json(store.list("ns"))
+    assert store.list_json("ns") == expected  # cold: the items packed
+    items = list(store.item_cache.entries.values())
+    assert all(isinstance(item, memoryview) for item in items)
+    assert len({item.obj for item in items}) == 1  # one block
+    assert store.list_json("ns") == expected  # from the packed cache
+    assert store.get_json("ns", "cm3") == dumps_json(dict(
+        {"kind": "ConfigMap", "apiVersion": "v1"}, **store.get("ns", "cm3")))
