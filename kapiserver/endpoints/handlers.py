@@ -464,7 +464,7 @@ class RESTHandler:
             if media == "application/json":
                 obj, duplicates = patch.decode_patch_json(body)
             elif media == "application/yaml":
-                obj = yaml.safe_load(body)
+                obj = patch.load_yaml(body)
             elif media == protobuf.CONTENT_TYPE and protobuf.known(self.spec.api_version,
                                                                    self.spec.kind):
                 # Typed clients (kubectl create configmap/namespace/secret, client-go
@@ -1073,7 +1073,7 @@ class RESTHandler:
 
     def decode_delete_options(self, ctx) -> dict:
         try:
-            body = json.loads(ctx.request.get_data() or b"{}")
+            body = patch.load_json(ctx.request.get_data() or b"{}")
         except ValueError as err:
             raise errors.BadRequest(f"invalid DeleteOptions: {err}") from None
         return body if isinstance(body, dict) else {}

@@ -32,6 +32,54 @@ APPLY_PATCH = "application/apply-patch+yaml"
 META_MERGE_KEYS = {"metadata.finalizers": "", "metadata.ownerReferences": "uid"}
 
 
+#: Bodies nesting deeper than this are refused as they are read (``exceeded max depth``,
+#: as Go's decoders refuse 10000): kapiserver's object walkers recurse, and no Kubernetes
+#: object comes near it.
+MAX_DEPTH = 200
+
+
+def check_depth(value, limit: int = MAX_DEPTH) -> None:
+    """``ValueError`` when ``value`` nests lists and maps deeper than ``limit`` (walked
+    without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            raise ValueError("exceeded max depth")
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, (dict, list)))
+
+
+def _deep(text) -> bool:
+    """Whether ``text`` may nest deeper than ``MAX_DEPTH`` (it has that many brackets)."""
+    opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
+    return text.count(opening[0]) + text.count(opening[1]) > MAX_DEPTH
+
+
+def load_json(text, **kwargs):
+    """``json.loads``, with nesting past ``MAX_DEPTH`` a ``ValueError``, never Python's
+    ``RecursionError``."""
+    try:
+        value = json.loads(text, **kwargs)
+    except RecursionError:
+        raise ValueError("exceeded max depth") from None
+    if _deep(text):
+        check_depth(value)
+    return value
+
+
+def load_yaml(text):
+    """``yaml.safe_load``, with nesting past ``MAX_DEPTH`` a ``ValueError``."""
+    try:
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise ValueError("exceeded max depth") from None
+    if _deep(text):
+        check_depth(value)
+    return value
+
+
 class PatchError(ValueError):
     """The patch could not be applied; ``invalid`` when it was well-formed (422 vs 400)."""
 
@@ -55,7 +103,7 @@ def decode_patch_json(body: bytes) -> tuple[object, list[str]]:
             obj[key] = value
         return obj
 
-    document = json.loads(body, object_pairs_hook=pairs)
+    document = load_json(body, object_pairs_hook=pairs)
     if not repeated:
         return document, []
     paths: dict[int, str] = {}
@@ -283,9 +331,11 @@ def decode_apply_patch(body: bytes) -> tuple[dict, list[str]]:
     try:
         # JSON is YAML: read it exactly as JSON, then find repeated keys' lines in its
         # YAML form (a raw tab can only be whitespace there, which YAML refuses).
-        obj = json.loads(text, object_pairs_hook=pairs)
+        obj = load_json(text, object_pairs_hook=pairs)
         node_text = text.replace("\t", " ") if repeated else None
-    except ValueError:
+    except ValueError as err:
+        if str(err) == "exceeded max depth":
+            raise PatchError("error decoding YAML: exceeded max depth") from None
         node_text = text
         obj = None
     duplicates: list[str] = []
@@ -296,7 +346,13 @@ def decode_apply_patch(body: bytes) -> tuple[dict, list[str]]:
                 obj = loader.construct_document(node) if node is not None else None
             if node is not None:
                 _duplicates(loader, node, duplicates)
+            if obj is not None and _deep(text):
+                check_depth(obj)
+        except RecursionError:
+            raise PatchError("error decoding YAML: exceeded max depth") from None
         except (yaml.YAMLError, ValueError) as err:
+            if str(err) == "exceeded max depth":
+                raise PatchError("error decoding YAML: exceeded max depth") from None
             # valid JSON that PyYAML cannot read only goes without its repeats reported
             if obj is None:
                 raise PatchError("error decoding YAML: error converting YAML to JSON: yaml: "

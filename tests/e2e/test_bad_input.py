@@ -28,3 +28,46 @@ def test_only_get_watches(api, method, path):
                            headers={"Content-Type": "application/merge-patch+json"}, **ADMIN)
     assert_status(response, 405, "MethodNotAllowed",
                   "the server does not allow this method on the requested resource")
+
+
+def nested(depth: int, container: str) -> str:
+    return "[" * depth + "]" * depth if container == "[" else '{"a":' * depth + "{}" + "}" * depth
+
+
+CM = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"x":%s}'
+DEEP_REQUESTS = {
+    "create": ("POST", "/api/v1/namespaces/default/configmaps", "application/json", CM),
+    "yaml": ("POST", "/api/v1/namespaces/default/configmaps", "application/yaml", CM),
+    "merge patch": ("PATCH", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+                    "application/merge-patch+json", '{"x":%s}'),
+    "apply": ("PATCH", "/api/v1/namespaces/default/configmaps/deep?fieldManager=f",
+              "application/apply-patch+yaml", CM),
+    "delete options": ("DELETE", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+                       "application/json", '{"kind":"DeleteOptions","x":%s}'),
+}
+
+
+@pytest.mark.parametrize("depth", [500, 1000, 10001])
+@pytest.mark.parametrize("container", ["[", "{"])
+@pytest.mark.parametrize("request_", DEEP_REQUESTS)
+def test_bodies_nested_too_deep_are_a_bad_request(api, request_, container, depth):
+    """Python's parsers and walkers recurse: a body nested past patch.MAX_DEPTH is a 400
+    (Go's decoders refuse 10000 levels the same way), never a RecursionError's 500."""
+    method, path, media, body = DEEP_REQUESTS[request_]
+    response = api.request(method, path + ("&" if "?" in path else "?") + "dryRun=All",
+                           data=(body % nested(depth, container)).encode(),
+                           headers={"Content-Type": media}, timeout=30, **ADMIN)
+    status = assert_status(response, 400, "BadRequest")
+    assert "exceeded max depth" in status["message"], status
+    assert api.get("/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+                   **ADMIN).status_code == 200
+
+
+@pytest.mark.parametrize("request_", DEEP_REQUESTS)
+def test_bodies_nested_within_the_limit_are_read(api, request_):
+    method, path, media, body = DEEP_REQUESTS[request_]
+    response = api.request(method, path + ("&" if "?" in path else "?") + "dryRun=All",
+                           data=(body % nested(150, "{")).encode(),
+                           headers={"Content-Type": media}, timeout=30, **ADMIN)
+    assert response.status_code < 500, response.text
+    assert "exceeded max depth" not in response.text
