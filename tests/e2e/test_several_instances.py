@@ -204,3 +204,68 @@ def test_losing_the_etcd_quorum_fails_readiness_and_writes_then_recovers(pair):
             break
         time.sleep(0.5)
     assert answer.status_code == 201, answer.text
+
+
+def test_kill_9_of_an_instance_under_writes_loses_and_duplicates_nothing(tmp_path, pair):
+    import requests
+
+    cluster, _ = pair
+    a, b = start_instances(tmp_path, cluster, **{"etcd-prefix": "/kill9"})
+    try:
+        start_rv = b.get(CMS, **ADMIN).json()["metadata"]["resourceVersion"]
+        acknowledged, seen, stop = {}, [], threading.Event()
+
+        def write():
+            for i in range(400):
+                if stop.is_set():
+                    return
+                name = f"w-{i:03d}"
+                for server in (b, a):  # the client retries on the other instance
+                    try:
+                        answer = server.request("POST", CMS, json={"metadata": {"name": name}},
+                                                timeout=10, **ADMIN)
+                    except requests.RequestException:
+                        continue
+                    if answer.status_code in (201, 409):  # 409: the lost answer's write
+                        acknowledged[name] = answer.status_code
+                        break
+
+        def watch():
+            rv, servers = start_rv, [b, a]
+            while not stop.is_set() and servers:
+                server = servers[0]
+                try:
+                    with server.get(f"{CMS}?watch=1&resourceVersion={rv}&timeoutSeconds=30",
+                                    stream=True, timeout=40, **ADMIN) as response:
+                        for line in response.iter_lines():
+                            event = json.loads(line)
+                            seen.append((event["type"], event["object"]["metadata"]["name"]))
+                            rv = event["object"]["metadata"]["resourceVersion"]
+                            if stop.is_set():
+                                return
+                except requests.RequestException:
+                    servers.pop(0)  # that instance is gone: resume on the next
+
+        writer, watcher = threading.Thread(target=write), threading.Thread(target=watch)
+        writer.start()
+        watcher.start()
+        time.sleep(2.0)
+        b.stop(sig=9)  # kill -9 under load
+        time.sleep(3.0)
+        stop.set()
+        writer.join(60)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and \
+                set(acknowledged) - {n for t, n in seen if t == "ADDED"}:
+            time.sleep(0.2)
+        stored = {i["metadata"]["name"] for i in a.get(CMS, **ADMIN).json()["items"]}
+        assert len(acknowledged) > 10
+        assert set(acknowledged) <= stored  # no acknowledged write lost
+        added = [n for t, n in seen if t == "ADDED" and n.startswith("w-")]
+        assert len(added) == len(set(added))  # nothing twice
+        assert set(acknowledged) <= set(added)  # nothing missed across the reconnect
+        assert set(added) <= stored
+    finally:
+        stop.set()
+        a.stop()
+        b.stop()
