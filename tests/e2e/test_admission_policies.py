@@ -475,3 +475,27 @@ def test_type_checking_status(server):
     result = server.kubectl("get", "validatingadmissionpolicy", "replicas-typo",
                             "-o", "jsonpath={.status.observedGeneration}", check=True)
     assert result.stdout == "2"
+
+
+def test_the_readme_example(server):
+    """The README's policy section, run as written."""
+    import pathlib
+    import shlex
+
+    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    block = readme.split("### Admission policies (ValidatingAdmissionPolicy)", 1)[1]
+    block = block.split("```sh\n", 1)[1].split("```", 1)[0]
+    manifest = block.split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
+    commands, expected = [], []
+    for line in block.split("\nEOF\n", 1)[1].splitlines():
+        if line.startswith("# "):
+            expected.append(line[2:])
+        elif line:
+            commands += [shlex.split(part) for part in line.split(" && ")]
+    apply(server, manifest)
+    for command in commands[:-1]:
+        assert command[0] == "kubectl"
+        server.kubectl(*command[1:], check=True)
+    result = server.kubectl(*commands[-1][1:])
+    assert result.returncode == 1
+    assert result.stderr.strip() == " ".join(expected)
