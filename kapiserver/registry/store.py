@@ -26,6 +26,10 @@ from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
 #: A LIST that read this many bytes of stored objects gives the memory their decoding
 #: and encoding used back to the system (``heap.release``).
 RELEASE_AFTER_BYTES = 4 * 1024 * 1024
+#: A LIST decoding many objects lets the worker's other requests run after each this
+#: many (a cold LIST of 10,000 pods takes seconds: watches and health checks wait no
+#: longer than a few milliseconds, and the worker's heartbeat is not missed).
+YIELD_EVERY = 50
 #: upstream's ``names.SimpleNameGenerator`` alphabet and suffix length.
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _NAME_SUFFIX = 5
@@ -524,7 +528,7 @@ class RegistryStore:
                 raise errors.BadRequest(f"invalid resource version: {resource_version}") from None
         items, more, remaining, last_key = [], False, 0, ""
         batch = max(limit, 100) if limit else 0
-        read_bytes = 0
+        read_bytes = decodes = 0
         # Items encoded here join the cache once the list is made (a large list's packed
         # together: see ItemCache.add_many).
         fresh = []
@@ -554,6 +558,9 @@ class RegistryStore:
                             kv = self.storage.get(kv.key, kv.mod_revision)
                         obj = decoded.pop(kv.key, None) or self.decode(kv.value,
                                                                        kv.mod_revision)
+                        decodes += 1
+                        if not decodes % YIELD_EVERY:
+                            time.sleep(0)  # under gevent, the worker's other requests run
                         if not self.matches(obj, label_selector, field_selector):
                             continue
                         if encoded:
