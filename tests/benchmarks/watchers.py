@@ -222,12 +222,15 @@ def _watch_process(control, credentials: Credentials, path: str, count: int,
 
 def fan_out(credentials: Credentials, count: int, writes: int, rate: float,
             setup_timeout: float = 60.0, grace: float = 10.0, on_established=None,
-            server_pids=()) -> dict:
+            server_pids=(), watch_on=None) -> dict:
     """Open ``count`` watches on one namespace, make ``writes`` paced creates, report delays.
 
     ``server_pids`` (the workers) have their CPU use measured from the first write until
-    the watchers have everything (or give up).
+    the watchers have everything (or give up). ``watch_on`` (credentials of several
+    servers sharing one store) spreads the watches over them; the writes go through
+    ``credentials``.
     """
+    watch_on = list(watch_on or [credentials])
     namespace = f"bench-watch-{count}"
     create_namespace(credentials, namespace)
     client = Client(credentials)
@@ -236,14 +239,14 @@ def fan_out(credentials: Credentials, count: int, writes: int, rate: float,
         raise RuntimeError(f"listing {namespace}: {status} {body}")
     path = (f"/api/v1/namespaces/{namespace}/configmaps?watch=1"
             f"&resourceVersion={body['metadata']['resourceVersion']}")
-    processes = min(PROCESSES, count)
+    processes = max(min(PROCESSES, count), len(watch_on))
     shares = [count // processes + (1 if i < count % processes else 0) for i in range(processes)]
     children = []
-    for share in shares:
+    for index, share in enumerate(shares):
         parent_end, child_end = multiprocessing.Pipe()
         process = multiprocessing.Process(target=_watch_process, daemon=True,
-                                          args=(child_end, credentials, path, share,
-                                                setup_timeout))
+                                          args=(child_end, watch_on[index % len(watch_on)],
+                                                path, share, setup_timeout))
         process.start()
         children.append((process, parent_end))
     try:
@@ -260,6 +263,9 @@ def fan_out(credentials: Credentials, count: int, writes: int, rate: float,
 
         written: dict[int, float] = {}
         write_latencies, write_errors = [], 0
+        # A fresh connection: the server may have closed the one idle since the set-up.
+        client.close()
+        client = Client(credentials)
         server_cpu = [cpu_seconds(pid) for pid in server_pids]
         start = time.monotonic()
         for i in range(writes):
