@@ -708,6 +708,11 @@ class RESTHandler:
         verb, args = info.verb, ctx.request.args
         if verb not in self.verbs:
             raise errors.MethodNotAllowed()
+        if self.spec.namespaced and not info.namespace and verb in ("create",
+                                                                    "deletecollection"):
+            # Upstream serves only list and watch across all namespaces (/api/v1/pods):
+            # a POST or DELETE there is go-restful's 405, not a write to every namespace.
+            raise errors.MethodNotAllowed()
         namespace = info.namespace if self.spec.namespaced else ""
         if self.restful and not negotiation.route_accepts(ctx.accept):
             raise negotiation.route_not_acceptable(verb in ("list", "watch"))

@@ -71,3 +71,22 @@ def test_bodies_nested_within_the_limit_are_read(api, request_):
                            headers={"Content-Type": media}, timeout=30, **ADMIN)
     assert response.status_code < 500, response.text
     assert "exceeded max depth" not in response.text
+
+
+@pytest.mark.parametrize("method", ["POST", "DELETE"])
+@pytest.mark.parametrize("path", ["/api/v1/configmaps", "/apis/apps/v1/deployments"])
+def test_no_writes_across_all_namespaces(api, method, path):
+    """A namespaced resource's all-namespaces path only lists and watches: a DELETE there
+    was a deletecollection in every namespace."""
+    namespace = api.request("POST", "/api/v1/namespaces", json={
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"generateName": "all-ns-"}}, **ADMIN).json()["metadata"]["name"]
+    kept = f"/api/v1/namespaces/{namespace}/configmaps/kept"
+    created = api.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", json={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}}, **ADMIN)
+    assert created.status_code == 201, created.text
+    response = api.request(method, path, json={"apiVersion": "v1", "kind": "ConfigMap",
+                                               "metadata": {"name": "x"}}, **ADMIN)
+    assert_status(response, 405, "MethodNotAllowed",
+                  "the server does not allow this method on the requested resource")
+    assert api.get(kept, **ADMIN).json() == created.json()
