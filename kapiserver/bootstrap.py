@@ -10,6 +10,7 @@ import argparse
 import os
 
 from . import admission, controllers
+from .audit.options import check_audit
 from .errors import ConfigError
 from .options import OptionRegistry, add_arguments, load, read_config_file
 from .options.core import add_core_options, check_storage, check_tls_pair
@@ -96,6 +97,6 @@ def load_config(argv, prog: str = "kapiserver serve", entry_points: bool = True)
     args = vars(parser.parse_args(argv))
     args.pop("config", None)
     config = load(registry, file_values, args, config_file,
-                  extra_checks=[check_tls_pair, check_storage, check_choices(pm)])
+                  extra_checks=[check_tls_pair, check_storage, check_audit, check_choices(pm)])
     return config, pm
 

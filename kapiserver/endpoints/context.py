@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from werkzeug.datastructures import Headers
 
 #: Where the gunicorn worker puts the headers as sent (``kapiserver.server.worker``).
@@ -13,13 +14,19 @@ class RequestContext:
 
     ``request`` is the Flask request; ``info`` its ``RequestInfo``; ``user`` the
     effective ``UserInfo`` (after impersonation) and ``authenticated_user`` the one the
-    credentials proved; ``audit_id`` the ``Audit-Id``; ``server`` the ``APIServer``.
+    credentials proved; ``audit_id`` the ``Audit-Id``; ``server`` the ``APIServer``;
+    ``received`` (wall clock) and ``started`` (``time.perf_counter``) when the request
+    arrived (``WithRequestReceivedTimestamp``); ``audit`` the request's
+    ``kapiserver.audit.AuditContext`` when its audit level is above None.
     """
 
     __slots__ = ("request", "server", "info", "user", "authenticated_user", "audit_id",
-                 "warnings", "_headers", "media", "audit_annotations", "deadline")
+                 "warnings", "_headers", "media", "audit_annotations", "deadline",
+                 "received", "started", "audit")
 
     def __init__(self, request, server, audit_id: str):
+        self.received = time.time()
+        self.started = time.perf_counter()
         self.request = request
         self.server = server
         self.audit_id = audit_id
@@ -29,6 +36,7 @@ class RequestContext:
         self.warnings: list[str] = []
         self.audit_annotations: dict[str, str] = {}
         self.deadline = None
+        self.audit = None
         self._headers = None
         #: The negotiated representation of the answer (``negotiation.MediaType``), once a
         #: handler has negotiated it; error answers use it too.

@@ -508,6 +508,8 @@ class RESTHandler:
                      f"{kind}")
         obj["kind"], obj["apiVersion"] = self.spec.kind, self.spec.api_version
         self.normalize_decoded(obj)
+        if ctx.audit is not None:
+            ctx.audit.log_request_object(obj)  # audit.LogRequestObject
         return obj
 
     def check_go_types(self, obj: dict, body: bytes | None) -> None:
@@ -794,6 +796,8 @@ class RESTHandler:
             document, duplicates = patch.decode_patch_json(body)
         except ValueError as err:
             raise errors.BadRequest(f"error decoding patch: {err}") from None
+        if ctx.audit is not None and ctx.audit.logs_request:
+            ctx.audit.log_request_patch(document)  # audit.LogRequestPatch
         # Upstream reads merge and strategic patches strictly (a JSON patch is a list of
         # operations: nothing to report there).
         strict_errors = ([f"duplicate field {errors.go_quote(path)}" for path in duplicates]
@@ -859,6 +863,8 @@ class RESTHandler:
             config, duplicates = patch.decode_apply_patch(body)
         except patch.PatchError as err:
             raise errors.BadRequest(str(err)) from None
+        if ctx.audit is not None and ctx.audit.logs_request:
+            ctx.audit.log_request_patch(config)  # audit.LogRequestPatch
         applier = Applier(self.spec.api_version, self.spec.kind, request.args["fieldManager"],
                           info.subresource, list_types=self.store.strategy.list_types,
                           status_subresource=self.store.strategy.status_subresource,
@@ -1055,6 +1061,9 @@ class RESTHandler:
         args = ctx.request.args
         if ctx.request.content_length:
             body = self.decode_delete_options(ctx)
+            if ctx.audit is not None:
+                ctx.audit.log_request_object({"kind": "DeleteOptions",
+                                              "apiVersion": "meta.k8s.io/v1", **body})
             for key, expected, go_type in (("propagationPolicy", str, "v1.DeletionPropagation"),
                                            ("orphanDependents", bool, "bool")):
                 value = body.get(key)

@@ -78,6 +78,10 @@ class WatchStream:
         self.sock = None if self.table or handler.store.strategy.remote_decode \
             else socket_of(ctx.request.environ)
         self.last_sent = 0.0
+        #: What this watch sent, for apiserver_watch_events_total (upstream labels it with
+        #: the kind of the resource watched).
+        self.tally = handler.server.metrics.watch_tally(self.spec.group, self.spec.version,
+                                                        self.spec.kind)
         self.start_revision = 0
         if self.resource_version not in ("", "0"):
             try:
@@ -224,13 +228,19 @@ class WatchStream:
         except errors.StatusError as err:
             yield self._error(err)
             return
+        tally = self.tally
         try:
             for obj in initial:
-                yield self._line("ADDED", obj)
+                line = self._line("ADDED", obj)
+                tally.add(len(line))
+                yield line
             if self.send_initial:
-                yield self._bookmark(start, initial_end=True)
+                line = self._bookmark(start, initial_end=True)
+                tally.add(len(line))
+                yield line
             self.last_sent = time.monotonic()
             while not self.stopping.is_set():
+                tally.flush()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return
@@ -249,14 +259,19 @@ class WatchStream:
                         log.warning("watch of %s ended: %s", self.spec.resource, err)
                         return
                     if change is not None:
-                        yield self._shared_line(event, *change)
+                        line = self._shared_line(event, *change)
+                        tally.add(len(line))
+                        yield line
                         self.last_sent = time.monotonic()
                 if watcher.closed:
                     return
                 if self.bookmarks and time.monotonic() - self.last_sent >= BOOKMARK_INTERVAL:
-                    yield self._bookmark(self.cache.revision)
+                    line = self._bookmark(self.cache.revision)
+                    tally.add(len(line))
+                    yield line
                     self.last_sent = time.monotonic()
         finally:
+            tally.flush()
             watcher.close()
 
     def _direct(self, watcher, deadline: float) -> None:
@@ -267,11 +282,14 @@ class WatchStream:
         goes to the socket; the server's final chunk follows once the backlog is written.
         """
         sink = SocketSink(self.sock, watcher.ready, watcher.max_pending)
+        tally = self.tally
 
         def deliver(event):
             change = self._transform(event)
             if change is not None:
-                sink.offer(self._shared_chunk(event, *change))
+                data = self._shared_chunk(event, *change)
+                tally.add(len(data))
+                sink.offer(data)
                 self.last_sent = time.monotonic()
 
         watcher.deliver = deliver
@@ -282,10 +300,13 @@ class WatchStream:
                     break
                 watcher.ready.wait(min(remaining, BOOKMARK_INTERVAL, 1.0))
                 watcher.ready.clear()
+                tally.flush()
                 if not sink.flush():
                     return
                 if self.bookmarks and time.monotonic() - self.last_sent >= BOOKMARK_INTERVAL:
-                    sink.offer(chunk(self._bookmark(self.cache.revision)))
+                    data = chunk(self._bookmark(self.cache.revision))
+                    tally.add(len(data))
+                    sink.offer(data)
                     self.last_sent = time.monotonic()
             watcher.deliver = None
             sink.flush()

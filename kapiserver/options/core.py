@@ -121,6 +121,8 @@ def add_core_options(options) -> None:
         "at the price of keys living up to this much (or a twentieth of their TTL) longer")
     add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
         "logging level")
+    from ..audit.options import add_audit_options
+    add_audit_options(options)
 
 
 def check_storage(config) -> list[str]:

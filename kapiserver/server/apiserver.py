@@ -24,6 +24,7 @@ from ..endpoints.discovery import Discovery
 from ..endpoints.handlers import RESTHandler
 from ..endpoints.responses import raw_json_response
 from ..errors import ConfigError
+from ..metrics import Metrics
 from ..openapi.builder import OpenAPIBuilder
 from ..openapi.service import OpenAPIService
 from ..registry.keys import migrate_legacy_key
@@ -34,7 +35,8 @@ from ..storage.sqlite import SQLiteStore
 from ..storage.wakeups import PeerWakeups
 from ..storage.watchcache import WatchCache
 from ..version import version_info
-from . import filters, healthz
+from . import filters, healthz, instrumentation
+from .auditing import Auditor
 from .apigroups import ResourceRoutes
 from .blocking import offload
 from .delegation import DelegationChain
@@ -88,6 +90,8 @@ class APIServer:
             healthz.HealthCheck("log", healthz.log_check),
         ]
         self._version = version_info()
+        #: This server's metrics, summed across the workers at /metrics.
+        self.metrics = Metrics.for_data_dir(config.data_dir)
 
         authenticators = {name: factory(self) for name, factory in
                           pm.collect("kapiserver_authenticators", config=config).items()}
@@ -108,10 +112,12 @@ class APIServer:
             plugin = admission_factories[name](self)
             plugin.name = plugin.name or name
             plugins.append(plugin)
-        self.admission = admission.AdmissionChain(plugins)
+        self.admission = admission.AdmissionChain(plugins, self.metrics)
 
         backends = pm.collect("kapiserver_audit_backends", config=config)
         self.audit_backends = [backends[name](self) for name in sorted(backends)]
+        #: The audit policy and backends (None: nothing is audited).
+        self.auditor = Auditor.build(self)
 
         self.storage = open_storage(config)
         health = getattr(self.storage, "health", None)
@@ -134,6 +140,7 @@ class APIServer:
         #: What the namespace controller deletes besides this server's stored objects
         #: (``add_namespace_content``).
         self.namespace_content: list = []
+        #: Providers of requests to group versions served elsewhere, for the controllers
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -166,6 +173,7 @@ class APIServer:
         self.controllers = ControllerManager(
             self.storage, LEASE_KEY, [controllers[name](self) for name in chosen],
             self.stopping)
+        instrumentation.install_collectors(self)
         self.handler = filters.build(self, self._serve_generic)
 
     def rest_handler(self, spec, strategy, subresource: str = "", verbs=None,
@@ -218,6 +226,7 @@ class APIServer:
         namespaced resources served elsewhere, as the aggregator's extension servers)."""
         self.namespace_content.append(provider)
 
+        """Let the controllers inside the server reach group versions another server
     def _refresh_discovery(self) -> None:
         for refresh in self._discovery_refreshers:
             refresh()
@@ -237,6 +246,7 @@ class APIServer:
     def start(self) -> None:
         """Start the compactor and the post-start hooks, each in a background thread."""
         Compactor(self.storage, self.config.etcd_compaction_interval, self.stopping).start()
+        self.metrics.start(self.stopping)
         Expirer(self.storage, EXPIRY_INTERVAL, self.stopping).start()
         self.controllers.start()
         for hook in self.post_start_hooks:
@@ -268,6 +278,7 @@ class APIServer:
         if self.wakeups is not None:
             self.wakeups.close()
         self.storage.close()
+        self.metrics.close()
 
     # -- serving -------------------------------------------------------------------------
 
@@ -291,7 +302,10 @@ class APIServer:
         path = ctx.request.path
         head, _, rest = path.lstrip("/").partition("/")
         if head in HEALTH_PATHS:
-            return healthz.serve(head, self._checks(head), rest, ctx.request.args)
+            return healthz.serve(head, self._checks(head), rest, ctx.request.args,
+                                 self.metrics.observe_healthcheck)
+        if path in ("/metrics", "/metrics/slis"):
+            return instrumentation.serve_metrics(self, ctx, slis=path == "/metrics/slis")
         if path in ("/version", "/version/"):  # the Python client asks for /version/
             return raw_json_response(self._version)
         if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):

@@ -7,12 +7,10 @@ handler and returns a handler ``handler(ctx) -> response``; ``build`` composes t
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
 import uuid
-from datetime import datetime, timezone
 from urllib.parse import unquote
 
 from ..authentication import (ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS,
@@ -23,8 +21,11 @@ from ..endpoints.context import RequestContext
 from ..endpoints.request_info import RequestInfoError, new_request_info
 from ..endpoints.responses import http_error, status_response
 from ..errors import Forbidden, InternalError, StatusError, Unauthorized
+from ..metrics.request import compress_username
 from ..storage import StorageError
 from ..warning import header_texts, recording
+from .auditing import audit_failed_authentication, with_audit
+from .instrumentation import record_dropped, with_request_metrics
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +33,14 @@ IMPERSONATE_USER = "Impersonate-User"
 IMPERSONATE_UID = "Impersonate-Uid"
 IMPERSONATE_GROUP = "Impersonate-Group"
 IMPERSONATE_EXTRA_PREFIX = "Impersonate-Extra-"
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 
 def build(server, innermost):
     """Wrap ``innermost`` in the filter chain, returning ``handler(request)``."""
-    handler = with_authorization(server, innermost)
+    handler = with_request_metrics(server, innermost)
+    handler = with_authorization(server, handler)
     handler = with_max_in_flight(server, handler)
     handler = with_impersonation(server, handler)
     handler = with_audit(server, handler)
@@ -151,6 +155,8 @@ def with_request_deadline(server, handler):
 def with_authentication(server, handler):
     """Authenticate with the union; bad or missing credentials get 401 (``WithAuthentication``)."""
     authenticator = server.authenticator
+    attempts = server.metrics.authentication_attempts
+    user_requests = server.metrics.authenticated_user_requests
 
     def authentication(ctx):
         request = AuthenticationRequest(ctx.headers, ctx.peer_certificate,
@@ -160,9 +166,14 @@ def with_authentication(server, handler):
             user = authenticator.authenticate(request)
         except AuthenticationError as err:
             log.info("unable to authenticate the request: %s", err)
+            attempts.labels("error").inc()
             user = None
+        else:
+            attempts.labels("failure" if user is None else "success").inc()
         if user is None:
+            audit_failed_authentication(server, ctx)
             return status_response(Unauthorized(), ctx.accept)
+        user_requests.labels(compress_username(user.name)).inc()
         if request.remove_headers:
             # Upstream's ClearAuthenticationHeaders: a front proxy's identity headers stop here.
             ctx.remove_headers(request.remove_headers)
@@ -172,103 +183,16 @@ def with_authentication(server, handler):
     return authentication
 
 
-def with_audit(server, handler):
-    """Hand an ``audit.k8s.io/v1`` Event per request to every audit backend (``WithAudit``)."""
-    backends = server.audit_backends
-    if not backends:
-        return handler
-
-    def audit(ctx):
-        received = datetime.now(timezone.utc)
-        stage, code, status = "ResponseComplete", 500, None
-        try:
-            response = handler(ctx)
-            code = response.status_code
-            if code >= 400:
-                status = _response_status(response)
-            return response
-        except StatusError as err:
-            # An error answered with a Status (by the recovery filter around this one).
-            code, status = err.code, err.to_status()
-            raise
-        except BaseException as err:
-            stage, status = "Panic", {"status": "Failure", "reason": "InternalError",
-                                      "message": f"APIServer panic'd: {err}"}
-            raise
-        finally:
-            event = audit_event(ctx, stage, code, received, status)
-            for backend in backends:
-                try:
-                    backend.process_event(event)
-                except Exception:
-                    log.exception("audit backend %s failed", backend.name)
-
-    return audit
 
 
-def _micro_time(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _user_v1(user: UserInfo | None) -> dict:
-    # The audit event always carries the username key, empty or not.
-    return {"username": "", **user.to_v1()} if user is not None else {}
 
 
-def _response_status(response) -> dict | None:
-    """The ``Status`` an error response carries, if it is one (a delegate's 404)."""
-    if response.mimetype != "application/json" or response.is_streamed:
-        return None
-    try:
-        body = json.loads(response.get_data())
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) and body.get("kind") == "Status" else None
 
 
-def audit_event(ctx, stage: str, code: int, received: datetime,
-                status: dict | None = None) -> dict:
-    """Build the Event for ``ctx`` at ``stage`` (level ``Metadata``): ``responseStatus``
-    has the code, and the status, message, reason and details of an error's ``Status``."""
-    request, info = ctx.request, ctx.info
-    impersonated = ctx.user is not ctx.authenticated_user
-    event = {
-        "kind": "Event",
-        "apiVersion": "audit.k8s.io/v1",
-        "level": "Metadata",
-        "auditID": ctx.audit_id,
-        "stage": stage,
-        "requestURI": request.full_path if request.query_string else request.path,
-        "verb": info.verb if info else request.method.lower(),
-        "user": _user_v1(ctx.authenticated_user),
-    }
-    if impersonated:
-        event["impersonatedUser"] = _user_v1(ctx.user)
-    event["sourceIPs"] = [request.remote_addr] if request.remote_addr else []
-    if request.user_agent.string:
-        event["userAgent"] = request.user_agent.string
-    if info is not None and info.is_resource_request:
-        ref = {"resource": info.resource}
-        for key, value in (("namespace", info.namespace), ("name", info.name),
-                           ("apiGroup", info.api_group), ("apiVersion", info.api_version),
-                           ("subresource", info.subresource)):
-            if value:
-                ref[key] = value
-        event["objectRef"] = ref
-    response_status = {"metadata": {}}
-    if status is not None:
-        # LogResponseObject copies the bounded fields of a Status.
-        for key in ("status", "message", "reason", "details"):
-            if status.get(key):
-                response_status[key] = status[key]
-    response_status["code"] = code
-    event["responseStatus"] = response_status
-    event["requestReceivedTimestamp"] = _micro_time(received)
-    event["stageTimestamp"] = _micro_time(datetime.now(timezone.utc))
-    if ctx.audit_annotations:
-        # What admission plugins recorded (``audit.AddAuditAnnotation``).
-        event["annotations"] = dict(ctx.audit_annotations)
-    return event
+
+
 
 
 def with_impersonation(server, handler):
@@ -384,6 +308,7 @@ def with_max_in_flight(server, handler):
         if not limiter.try_acquire():
             if SYSTEM_PRIVILEGED_GROUP in ctx.user.groups:
                 return handler(ctx)
+            record_dropped(server, ctx)
             response = http_error("Too many requests, please try again later.", 429)
             response.headers["Retry-After"] = "1"
             return response
@@ -424,6 +349,12 @@ def with_authorization(server, handler):
     def authorization(ctx):
         attributes = request_attributes(ctx)
         decision, reason = authorizer.authorize(attributes)
+        if ctx.audit is not None:
+            # Upstream's audit annotations of the decision (only for audited requests).
+            annotations = ctx.audit_annotations
+            annotations.setdefault(DECISION_ANNOTATION,
+                                   "allow" if decision is Decision.ALLOW else "forbid")
+            annotations.setdefault(REASON_ANNOTATION, reason)
         if decision is Decision.ALLOW:
             return handler(ctx)
         return forbidden(ctx, attributes, reason)

@@ -92,8 +92,10 @@ class PostStartHook:
         return None if self.done.is_set() else "not finished"
 
 
-def serve(kind: str, checks: list[HealthCheck], subpath: str, args):
-    """Answer ``/{kind}`` (``subpath`` empty) or ``/{kind}/{subpath}`` for one check."""
+def serve(kind: str, checks: list[HealthCheck], subpath: str, args, observe=None):
+    """Answer ``/{kind}`` (``subpath`` empty) or ``/{kind}/{subpath}`` for one check.
+    ``observe(name, kind, ok)``, when given, receives each check the root ran (upstream's
+    ``slis.ObserveHealthcheck``, served at ``/metrics/slis``)."""
     if subpath:
         for check in checks:
             if check.name == subpath:
@@ -111,6 +113,8 @@ def serve(kind: str, checks: list[HealthCheck], subpath: str, args):
             lines.append(f"[+]{check.name} excluded: ok\n")
             continue
         error = check.check()
+        if observe is not None:
+            observe(check.name, kind, not error)
         if error:
             lines.append(f"[-]{check.name} failed: reason withheld\n")
             failed.append(check.name)

@@ -80,8 +80,17 @@ def worker_exit(server, worker):
         apiserver.close()
 
 
+def _metrics_hooks(data_dir: str) -> dict:
+    """The master's part in metrics: an empty directory before the workers start, and a
+    worker's live gauges dropped when it ends (``kapiserver.metrics``)."""
+    from ..metrics import prepare_multiprocess, worker_exited
+    def on_starting(arbiter):
+        prepare_multiprocess(data_dir)
+    def child_exit(arbiter, worker):
+        worker_exited(data_dir, worker.pid)
+    return {"on_starting": on_starting, "child_exit": child_exit}
 def gunicorn_settings(config, tls: dict) -> dict:
-    """The gunicorn settings for ``config``: bind, TLS, worker class and limits."""
+    """The gunicorn settings for ``config``: bind, TLS, worker class, limits and hooks."""
     host = config.bind_address
     bind = f"[{host}]:{config.secure_port}" if ":" in host else f"{host}:{config.secure_port}"
     return {
@@ -108,6 +117,7 @@ def gunicorn_settings(config, tls: dict) -> dict:
         # The whole body of a request is bounded by the REST layer (3 MiB, like upstream);
         # headers may be long (impersonation, large bearer tokens).
         "limit_request_field_size": 65536,
+        **_metrics_hooks(config.data_dir),
     }
 
 

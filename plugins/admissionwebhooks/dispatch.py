@@ -26,6 +26,7 @@ import copy
 import json
 import logging
 import threading
+import time
 
 from kapiserver import errors
 from kapiserver.admission import AdmissionPlugin
@@ -148,8 +149,34 @@ class WebhookPlugin(AdmissionPlugin):
         gvr, gvk = invocation
         uid, version, review = new_review(webhook, attributes, gvr, gvk, obj, old)
         deadline = attributes.ctx.deadline if attributes.ctx is not None else None
-        answer = self.caller.call(webhook, review, deadline)
-        return verify_response(webhook, uid, version, answer, self.mutating_hooks)
+        started = time.perf_counter()
+        try:
+            answer = self.caller.call(webhook, review, deadline)
+            response = verify_response(webhook, uid, version, answer, self.mutating_hooks)
+        except CallError:
+            self._observe(webhook, attributes, started, not webhook.ignores_failures, 500)
+            raise
+        except errors.StatusError as err:
+            self._observe(webhook, attributes, started, True, err.code)
+            raise
+        code = 200
+        if not response.allowed:
+            result = response.result if isinstance(response.result, dict) else {}
+            code = result.get("code") if isinstance(result.get("code"), int) else 400
+        self._observe(webhook, attributes, started, not response.allowed, code)
+        return response
+    def _observe(self, webhook, attributes, started: float, rejected: bool, code: int):
+        """``ObserveWebhook``: the call's time and outcome (type ``admit`` for mutating
+        webhooks, ``validating`` for the others, as upstream labels them)."""
+        metrics = getattr(self.server, "metrics", None)
+        if metrics is None:  # a plugin built without a server (unit tests)
+            return
+        kind = "admit" if self.mutating_hooks else "validating"
+        flag = "true" if rejected else "false"
+        metrics.admission_webhook.labels(webhook.name, kind, attributes.operation,
+                                         flag).observe(time.perf_counter() - started)
+        metrics.admission_webhook_requests.labels(webhook.name, kind, attributes.operation,
+                                                  str(min(code, 600)), flag).inc()
 
     @staticmethod
     def conclude(webhook, attributes, response) -> None:
