@@ -107,6 +107,7 @@ class AdmissionChain:
     phase's in ``apiserver_admission_step_admission_duration_seconds``, as upstream's
     ``WithControllerMetrics`` and ``WithStepMetrics`` wrap them.
     """
+
     def __init__(self, plugins: list[AdmissionPlugin], metrics=None):
         self.plugins = list(plugins)
         self.mutating = [p for p in self.plugins if p.mutating]
@@ -124,6 +125,7 @@ class AdmissionChain:
 
     def validate(self, attributes) -> None:
         self._phase(self.validating, "validate", attributes)
+
     def _phase(self, plugins, step: str, attributes) -> None:
         operation = attributes.operation
         if self._step is None:
@@ -147,6 +149,7 @@ class AdmissionChain:
         finally:
             self._step.labels(step, operation, rejected).observe(
                 time.perf_counter() - started)
+
     def _timed(self, plugins, step: str, attributes) -> None:
         operation = attributes.operation
         controller = self._controller

@@ -1,5 +1,5 @@
-
 """Audit: the events of each request, given to the audit backends (``k8s.io/apiserver/pkg/audit``).
+
 The audit filter (``kapiserver.server.auditing``) asks the policy (``policy``) for each
 request's level; above None it keeps an ``AuditContext`` (``context``) on the request and
 hands one ``audit.k8s.io/v1`` Event per stage (RequestReceived, ResponseStarted for

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+
 from werkzeug.datastructures import Headers
 
 #: Where the gunicorn worker puts the headers as sent (``kapiserver.server.worker``).

@@ -122,6 +122,7 @@ def add_core_options(options) -> None:
     add("log-level", fields.String(load_default="info", validate=validate.OneOf(LOG_LEVELS)),
         "logging level")
     from ..audit.options import add_audit_options
+
     add_audit_options(options)
 
 

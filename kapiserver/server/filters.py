@@ -183,18 +183,6 @@ def with_authentication(server, handler):
     return authentication
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def with_impersonation(server, handler):
     """Act as the user named in ``Impersonate-*`` headers when allowed (``WithImpersonation``).
 

@@ -94,6 +94,7 @@ class PostStartHook:
 
 def serve(kind: str, checks: list[HealthCheck], subpath: str, args, observe=None):
     """Answer ``/{kind}`` (``subpath`` empty) or ``/{kind}/{subpath}`` for one check.
+
     ``observe(name, kind, ok)``, when given, receives each check the root ran (upstream's
     ``slis.ObserveHealthcheck``, served at ``/metrics/slis``)."""
     if subpath:

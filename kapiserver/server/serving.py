@@ -84,11 +84,16 @@ def _metrics_hooks(data_dir: str) -> dict:
     """The master's part in metrics: an empty directory before the workers start, and a
     worker's live gauges dropped when it ends (``kapiserver.metrics``)."""
     from ..metrics import prepare_multiprocess, worker_exited
+
     def on_starting(arbiter):
         prepare_multiprocess(data_dir)
+
     def child_exit(arbiter, worker):
         worker_exited(data_dir, worker.pid)
+
     return {"on_starting": on_starting, "child_exit": child_exit}
+
+
 def gunicorn_settings(config, tls: dict) -> dict:
     """The gunicorn settings for ``config``: bind, TLS, worker class, limits and hooks."""
     host = config.bind_address

@@ -165,6 +165,7 @@ class WebhookPlugin(AdmissionPlugin):
             code = result.get("code") if isinstance(result.get("code"), int) else 400
         self._observe(webhook, attributes, started, not response.allowed, code)
         return response
+
     def _observe(self, webhook, attributes, started: float, rejected: bool, code: int):
         """``ObserveWebhook``: the call's time and outcome (type ``admit`` for mutating
         webhooks, ``validating`` for the others, as upstream labels them)."""
