@@ -140,7 +140,6 @@ class APIServer:
         #: What the namespace controller deletes besides this server's stored objects
         #: (``add_namespace_content``).
         self.namespace_content: list = []
-        #: Providers of requests to group versions served elsewhere, for the controllers
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -226,7 +225,6 @@ class APIServer:
         namespaced resources served elsewhere, as the aggregator's extension servers)."""
         self.namespace_content.append(provider)
 
-        """Let the controllers inside the server reach group versions another server
     def _refresh_discovery(self) -> None:
         for refresh in self._discovery_refreshers:
             refresh()
