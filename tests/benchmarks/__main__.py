@@ -5,8 +5,10 @@ throughput/latency at 1 and 16 keep-alive connections — kapiserver (``/version
 through the whole filter chain) beside a bare Flask app under the same gunicorn
 settings (gevent workers, TLS, 2 workers). Then the API scenarios (``scenarios.py``,
 ``watchers.py``): GET of one ConfigMap, LIST of 1,000, paginated walks, CREATE,
-read-modify-write PUTs on one object, and watch fan-out to 100 and 1,000 watchers, each
-followed by what the server logged meanwhile; last, the key ratios beside their targets.
+read-modify-write PUTs on one object, pods beside ConfigMaps (``pods.py``), protobuf
+beside JSON (``protobuf_json.py``), and watch fan-out to 100 and 1,000 watchers, each
+followed by what the server logged meanwhile; then memory with 10,000 pods beside 10,000
+ConfigMaps, each on a fresh server; last, the key ratios beside their targets.
 Compare ratios within one run only. Everything runs on loopback, bounded in time.
 """
 
@@ -22,7 +24,7 @@ import traceback
 
 from kapiserver.testing import KapiserverProcess, free_port
 
-from . import load, scenarios, watchers
+from . import load, pods, protobuf_json, scenarios, watchers
 from .client import Credentials
 from .report import ServerLog, table
 
@@ -98,18 +100,22 @@ def wait_for_ceiling(port: int, server: KapiserverProcess, cert: str, key: str) 
             time.sleep(0.2)
 
 
-SCENARIOS = ("version", "get", "list", "walk", "create", "rmw", "watch")
+SCENARIOS = ("version", "get", "list", "walk", "create", "rmw", "pods", "protobuf", "watch",
+             "memory")
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per load run")
     parser.add_argument("--quick", action="store_true",
-                        help="1 s runs, one start-to-ready, 100 watchers and 20 writes only")
+                        help="1 s runs, one start-to-ready, 100 watchers, 20 writes and "
+                             "2,000 objects for memory only")
     parser.add_argument("--watchers", default="100,1000",
                         help="comma-separated watcher counts for the fan-out (default 100,1000)")
     parser.add_argument("--writes", type=int, default=50, help="writes made to the watchers")
     parser.add_argument("--write-rate", type=float, default=20.0, help="writes per second")
+    parser.add_argument("--memory-objects", type=int, default=10_000,
+                        help="objects of each kind created for the memory figures")
     parser.add_argument("--only", default=",".join(SCENARIOS),
                         help=f"comma-separated scenarios to run, of {','.join(SCENARIOS)}")
     args = parser.parse_args(argv)
@@ -117,6 +123,7 @@ def parse_args(argv):
     if args.quick:
         args.duration = min(args.duration, 1.0)
         args.watchers, args.writes, args.ready_runs = "100", min(args.writes, 20), 1
+        args.memory_objects = min(args.memory_objects, 2_000)
     args.watcher_counts = [int(n) for n in args.watchers.split(",") if n]
     args.only = set(args.only.split(","))
     unknown = args.only - set(SCENARIOS)
@@ -158,11 +165,13 @@ def main(argv=None) -> int:
                     "walk": lambda: scenarios.paginated_walk(bench),
                     "create": lambda: scenarios.create(bench),
                     "rmw": lambda: scenarios.read_modify_write(bench),
+                    "pods": lambda: pods.beside(bench),
+                    "protobuf": lambda: protobuf_json.compare(bench),
                     "watch": lambda: watch_scenario(server, bench, args, server_log)}
             if "walk" in args.only and "list" not in args.only:
                 scenarios.populate_list(bench)
             for name in SCENARIOS:
-                if name not in args.only:
+                if name not in args.only or name == "memory":
                     continue
                 try:
                     summary[name] = runs[name]()
@@ -176,6 +185,12 @@ def main(argv=None) -> int:
             ceiling.terminate()
             ceiling.wait(30)
             server.stop()
+        if "memory" in args.only:  # fresh servers, once the main one has stopped
+            try:
+                summary["memory"] = pods.memory(workdir, args.memory_objects, memory_mib,
+                                                args.duration)
+            except Exception:
+                print(f"\nscenario 'memory' failed:\n{traceback.format_exc()}")
         print_targets(summary)
     print(f"\n(whole run: {time.monotonic() - began:.0f} s; load average %.2f %.2f %.2f at "
           "the end)" % os.getloadavg())
@@ -248,6 +263,27 @@ def print_targets(summary: dict) -> None:
     if "rmw" in summary:
         lost = summary["rmw"]["lost"]
         add("read-modify-write: lost updates", str(lost), "0", lost == 0)
+    if "pods" in summary:
+        for (what, connections), (mine, theirs) in summary["pods"].items():
+            value = mine[0] / theirs[0] if theirs[0] else 0.0
+            add(f"{what.upper()} 1,000 pods x{connections} / ConfigMaps", f"{value:.0%}",
+                ">= 70%", value >= 0.7)
+    if "protobuf" in summary:
+        for (verb, kind, connections), (mine, theirs) in summary["protobuf"].items():
+            if verb.startswith("LIST"):
+                value = mine[0] / theirs[0] if theirs[0] else 0.0
+                add(f"{verb} {kind} x{connections}: protobuf / JSON", f"{value:.0%}",
+                    ">= 100%", value >= 1)
+    if "memory" in summary:
+        for kind, figures in summary["memory"].items():
+            rss = figures["listed"][0]
+            shown = f"{rss:.1f} MiB"
+            if kind == "pods":
+                add(f"RSS with {figures['items']:,} pods (after LISTs)", shown, "< 250 MiB",
+                    rss < 250)
+            else:
+                rows.append([f"RSS with {figures['items']:,} ConfigMaps (after LISTs)", shown,
+                             "-", "-"])
     for row in summary.get("watch", []):
         add(f"{row['watchers']} watchers: delivery delay p99", f"{row['p99_ms']:.1f} ms",
             "< 100 ms", row["p99_ms"] < 100)

@@ -18,12 +18,15 @@ CONNECTION = "__CONNECTION__"
 
 def _worker(args):
     (host, port, path, ca, cert, key, connections, first, duration, max_requests,
-     method, body, expect, content_type) = args
+     method, body, expect, content_type, accept, quotas) = args
     context = ssl.create_default_context(cafile=ca)
     context.load_cert_chain(cert, key)
     conns = [http.client.HTTPSConnection(host, port, context=context) for _ in range(connections)]
     headers = {"Content-Type": content_type} if body is not None else {}
+    if accept:
+        headers["Accept"] = accept
     latencies, errors = [], 0
+    began = time.time()
     deadline = time.monotonic() + duration
     # One process drives its connections round-robin: each request waits for its answer,
     # as a client with that many connections in flight would.
@@ -33,7 +36,8 @@ def _worker(args):
         nonlocal errors
         local = []
         target = path.replace(CONNECTION, str(first + index))
-        while time.monotonic() < deadline and len(local) < max_requests:
+        quota = min(max_requests, quotas[index]) if quotas else max_requests
+        while time.monotonic() < deadline and len(local) < quota:
             data = body
             if body is not None and NAME in body:
                 data = body.replace(NAME, f"c-{os.getpid()}-{index}-{len(local)}".encode())
@@ -58,29 +62,35 @@ def _worker(args):
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, errors
+    return latencies, errors, began, time.time()
 
 
 def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000,
         method="GET", body: bytes | None = None, expect: int = 200,
-        content_type: str = "application/json"):
+        content_type: str = "application/json", accept: str = "", total: int = 0):
     """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients.
 
     ``body`` is sent with every request; each ``__NAME__`` in it becomes a name unique to
     the request (sent as ``content_type``). Each ``__CONNECTION__`` in ``path`` becomes the
     number of the connection sending it. Answers other than ``expect`` count as errors, not
-    requests.
+    requests. ``accept`` is sent as the Accept header. ``total`` (when not 0) bounds the
+    answered requests of the whole run, shared evenly between the connections: the run
+    ends when they are all answered or at ``duration``, whichever comes first. The rate
+    is over the time the worker processes ran (from the first's start to the last's end).
     """
     processes = min(connections, 4)
     per_process = [connections // processes + (1 if i < connections % processes else 0)
                    for i in range(processes)]
-    jobs = [(url_host, port, path, ca, cert, key, n, sum(per_process[:i]), duration,
-             max_requests, method, body, expect, content_type)
-            for i, n in enumerate(per_process)]
-    start = time.monotonic()
+    quotas = ([total // connections + (1 if i < total % connections else 0)
+               for i in range(connections)] if total else [])
+    jobs = []
+    for i, n in enumerate(per_process):
+        first = sum(per_process[:i])
+        jobs.append((url_host, port, path, ca, cert, key, n, first, duration, max_requests,
+                     method, body, expect, content_type, accept, quotas[first:first + n]))
     with multiprocessing.Pool(processes) as pool:
         results = pool.map(_worker, jobs)
-    elapsed = time.monotonic() - start
+    elapsed = max(result[3] for result in results) - min(result[2] for result in results)
     latencies = sorted(l for result in results for l in result[0])
     errors = sum(result[1] for result in results)
     if not latencies:
@@ -94,4 +104,4 @@ def samples(url_host, port, path, ca, cert, key, duration: float,
     """GET ``path`` on one keep-alive connection in this process for ``duration``; return
     (latencies in seconds, errors): raw figures, to pool over several rounds."""
     return _worker((url_host, port, path, ca, cert, key, 1, 0, duration, max_requests, "GET",
-                    None, 200, "application/json"))
+                    None, 200, "application/json", "", []))[:2]

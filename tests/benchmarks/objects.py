@@ -46,3 +46,16 @@ def configmap_list(count: int, namespace: str) -> dict:
 
 def body(obj: dict) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
+
+
+
+def pod(name: str) -> dict:
+    """A pod as ``kubectl run web --image=nginx:1.27`` sends it. The server makes it the
+    2 KB object kube-apiserver stores: admission adds the service-account token volume and
+    its mount, two tolerations and the priority; defaulting the pull policy, termination
+    message, scheduler, security context; the status its phase and QoS class."""
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "creationTimestamp": None, "labels": {"run": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "resources": {}}],
+                     "restartPolicy": "Always", "dnsPolicy": "ClusterFirst"},
+            "status": {}}

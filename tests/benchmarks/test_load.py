@@ -4,6 +4,7 @@ change to one cannot leave the other broken until the next ``tox -e bench``."""
 import http.server
 import ssl
 import threading
+import time
 
 import pytest
 
@@ -31,6 +32,11 @@ def server(tmp_path):
             self.wfile.write(b"{}")
 
         def do_GET(self):
+            if self.path == "/accept":
+                self.send_response(200 if self.headers.get("Accept") == "x/y" else 406)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self._answer(200)
 
         def do_POST(self):
@@ -66,3 +72,13 @@ def test_samples_on_one_connection(server):
     latencies, errors = load.samples("127.0.0.1", port, "/x", ca, cert, key, 0.5,
                                      max_requests=10)
     assert errors == 0 and len(latencies) == 10
+
+
+def test_total_bounds_the_answered_requests_and_accept_is_sent(server):
+    port, ca, cert, key = server
+    started = time.monotonic()
+    rate, _, _, errors = load.run("127.0.0.1", port, "/x", ca, cert, key, 3, 30, total=10)
+    assert errors == 0 and rate > 0 and time.monotonic() - started < 20
+    rate, _, _, errors = load.run("127.0.0.1", port, "/accept", ca, cert, key, 2, 30,
+                                  accept="x/y", total=4)
+    assert errors == 0 and rate > 0
