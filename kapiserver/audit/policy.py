@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..apimachinery.field_errors import FieldError, FieldPath
+from ..apimachinery.field_errors import FieldError, FieldPath, GoValue, go_string_slice
 from ..apimachinery.validation import name_is_dns_subdomain
 
 log = logging.getLogger(__name__)
@@ -257,13 +257,15 @@ def _rule(raw: dict, path: FieldPath, errors: list) -> PolicyRule:
         resources, names = _strings(group.get("resources")), _strings(group.get("resourceNames"))
         if names and not resources:
             errors.append(FieldError.invalid(path.child("resources").child("resourceNames"),
-                                             list(names), "using resourceNames requires at "
-                                                          "least one resource"))
+                                             GoValue(go_string_slice(names)),
+                                             "using resourceNames requires at least one "
+                                             "resource"))
         groups.append(GroupResources(name, resources, names))
     omit = _omit_stages(raw.get("omitStages"), path.child("omitStages"), errors)
     namespaces = _strings(raw.get("namespaces"))
     if urls and (groups or namespaces):
-        errors.append(FieldError.invalid(path.child("nonResourceURLs"), list(urls),
+        errors.append(FieldError.invalid(path.child("nonResourceURLs"),
+                                         GoValue(go_string_slice(urls)),
                                          "rules cannot apply to both regular resources and "
                                          "non-resource URLs"))
     managed = raw.get("omitManagedFields")

@@ -47,9 +47,10 @@ def mark_process_dead(directory: str, pid: int) -> None:
 class Registry:
     """The metric values one process writes for one server, under ``directory``."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, pid: int | None = None):
         self.directory = directory
-        self.pid = os.getpid()
+        #: Names this process's files (another value only in tests).
+        self.pid = pid or os.getpid()
         self._files: dict[str, MmapedDict] = {}
         self._vectors: dict[str, Vector] = {}
 

@@ -25,6 +25,7 @@ from flask import Response
 
 from prometheus_client.metrics_core import Metric
 
+from ..endpoints.responses import status_response
 from ..errors import StatusError
 from ..metrics import MUTATING, READ_ONLY, exposition, families
 from ..metrics.request import (COMPONENT, clean_dry_run, clean_scope, non_resource_label,
@@ -118,6 +119,10 @@ def with_request_metrics(server, handler):
             inflight.enter(kind)
         try:
             response = handler(ctx)
+        except StatusError as err:
+            # The recovery filter answers it with its Status: that answer's size.
+            record(ctx, labels, err.code, len(status_response(err, ctx.accept).get_data()))
+            raise
         except BaseException as err:
             record(ctx, labels, _status_code(err), None)
             raise
