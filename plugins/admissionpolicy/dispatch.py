@@ -155,7 +155,7 @@ class ValidatingAdmissionPolicy(AdmissionPlugin):
     def __init__(self, server):
         self.server = server
         self.source = PolicySource(server)
-        self.namespaces = namespace_getter(server)
+        self.namespaces = namespace_getter(self.source)
 
     def validate(self, attributes) -> None:
         if (attributes.gvr[0], attributes.gvr[2]) in EXCLUDED:
@@ -200,8 +200,8 @@ class ValidatingAdmissionPolicy(AdmissionPlugin):
                         config_error(err.message, binding.name)
                         continue
                 try:
-                    found = params.collect(self.server, hook.param_kind, binding.param_ref,
-                                           attributes.namespace)
+                    found = params.collect(self.source.params, hook.param_kind,
+                                           binding.param_ref, attributes.namespace)
                 except params.ParamError as err:
                     config_error(str(err), binding.name)
                     continue

@@ -1,14 +1,13 @@
 """A binding's params (upstream's ``generic.CollectParams``): the objects of the policy's
-``paramKind`` its ``paramRef`` names or selects, read from the worker's informer of that
-kind (``kapiserver.admission.informers``: built-in kinds and custom resources alike, kept
-current by the watch cache, read-your-writes across workers).
+``paramKind`` its ``paramRef`` names or selects, read from the worker's feed of that kind
+(``source.ParamFeed``: built-in kinds and custom resources alike, kept current by the
+watch cache, read-your-writes across workers).
 
 Departure: a custom resource's params are read as stored, in the CRD's storage version.
 """
 
 from __future__ import annotations
 
-from kapiserver.admission.informers import informers_for
 from kapiserver.apimachinery import labels
 
 
@@ -50,10 +49,11 @@ def resolve(server, param_kind: dict) -> ParamKind | None:
     return None
 
 
-def collect(server, param_kind: ParamKind | None, ref, namespace: str) -> list:
+def collect(feeds, param_kind: ParamKind | None, ref, namespace: str) -> list:
     """The params to evaluate a binding with: ``[None]`` without paramKind or paramRef,
-    else the objects found (``[]``: none, and ``parameterNotFoundAction: Allow``). Raises
-    ``ParamError`` with upstream's words."""
+    else the objects found (``[]``: none, and ``parameterNotFoundAction: Allow``), read
+    from ``feeds(param_kind)`` (``source.PolicySource.params``: ``get(namespace, name)``
+    and ``list(namespace)``). Raises ``ParamError`` with upstream's words."""
     if param_kind is None or not isinstance(ref, dict):
         return [None]
     ref_namespace = ref.get("namespace") or ""
@@ -67,11 +67,16 @@ def collect(server, param_kind: ParamKind | None, ref, namespace: str) -> list:
             raise ParamError("paramRef.namespace must not be provided for a cluster-scoped "
                              "`paramKind`")
         where = ""
-    informer = informers_for(server).informer(param_kind.group, param_kind.resource)
     name, selector = ref.get("name") or "", ref.get("selector")
+    if name and selector is not None:
+        raise ParamError("paramRef.name and paramRef.selector are mutually exclusive")
+    if not name and selector is None:
+        raise ParamError("one of name or selector must be provided")
+    informer = feeds(param_kind)
+    if informer is None:
+        raise ParamError(f"paramKind kind `{param_kind.api_version}, Kind={param_kind.kind}` "
+                         "not known")
     if name:
-        if selector is not None:
-            raise ParamError("paramRef.name and paramRef.selector are mutually exclusive")
         found = informer.get(where, name)
         params = [found] if found is not None else []
     elif selector is not None:
@@ -81,8 +86,6 @@ def collect(server, param_kind: ParamKind | None, ref, namespace: str) -> list:
             raise ParamError(str(err)) from None
         params = [obj for obj in informer.list(where)
                   if parsed.matches((obj.get("metadata") or {}).get("labels") or {})]
-    else:
-        raise ParamError("one of name or selector must be provided")
     if not params and ref.get("parameterNotFoundAction") == "Deny":
         raise ParamError("no params found for policy binding with `Deny` "
                          "parameterNotFoundAction")

@@ -101,6 +101,73 @@ class _Feed:
         self.source.changed()
 
 
+class ParamFeed:
+    """The objects of one paramKind's resource, as stored values decoded only when a
+    binding reads them (a ConfigMap paramKind must not cost every ConfigMap write a
+    decoding in every worker); kept current by the watch cache like the policies, and
+    synchronised by the same revision check (upstream reads params from an informer)."""
+
+    def __init__(self, server, registry):
+        self.server = server
+        self.registry = registry
+        #: key -> (stored value, revision); key -> (revision, decoded object)
+        self._values: dict[str, tuple] = {}
+        self._decoded: dict[str, tuple] = {}
+        self.watcher = None
+        self._lock = threading.Lock()
+
+    def live(self) -> bool:
+        return self.watcher is not None and not self.watcher.closed
+
+    def load(self) -> None:
+        registry, cache = self.registry, self.server.watch_cache
+        storage = registry.storage
+        prefix = registry.spec.key_prefix()
+        page = storage.list(prefix, revision=storage.current_revision())
+        values = {kv.key: (kv.value, kv.mod_revision) for kv in page.items}
+        watcher = cache.watch(prefix, page.revision)
+        with cache.lock:
+            self._values = values
+            self._decoded = {}
+            for event in list(watcher.pending):
+                self._apply(event)
+            watcher.pending.clear()
+            watcher.deliver = self._apply
+        self.watcher = watcher
+
+    def _apply(self, event) -> None:
+        if event.value is None:
+            self._values.pop(event.key, None)
+        else:
+            self._values[event.key] = (event.value, event.revision)
+
+    def _object(self, key: str):
+        stored = self._values.get(key)
+        if stored is None:
+            return None
+        value, revision = stored
+        decoded = self._decoded.get(key)
+        if decoded is None or decoded[0] != revision:
+            try:
+                decoded = self._decoded[key] = (revision, self.registry.decode(value, revision))
+            except Exception:
+                log.exception("admission policies: cannot decode param %s", key)
+                return None
+        return decoded[1]
+
+    def get(self, namespace: str, name: str):
+        """The object (``namespace`` "" for cluster-scoped kinds), or None; callers must
+        not change it."""
+        return self._object(self.registry.spec.key(namespace, name))
+
+    def list(self, namespace: str) -> list[dict]:
+        """The objects of ``namespace`` ("": of a cluster-scoped kind), ordered by name."""
+        prefix = self.registry.spec.key_prefix(namespace)
+        keys = sorted(k for k in list(self._values) if k.startswith(prefix)
+                      and "/" not in k[len(prefix):])
+        return [obj for obj in map(self._object, keys) if obj is not None]
+
+
 class PolicySource:
     """The hooks of one server."""
 
@@ -115,6 +182,24 @@ class PolicySource:
         self._policies: dict[str, CompiledPolicy] = {}
         self._bindings: dict[str, Binding] = {}
         self._runtime = None
+        self._params: dict[tuple, ParamFeed] = {}
+
+    def params(self, param_kind) -> ParamFeed | None:
+        """The feed of a paramKind's objects (loaded on first use), or None when its
+        resource is no longer served."""
+        registry = self.server.registries.get((param_kind.group, param_kind.resource))
+        if registry is None:
+            return None
+        key = (param_kind.group, param_kind.resource)
+        feed = self._params.get(key)
+        if feed is None or feed.registry is not registry or not feed.live():
+            with self._lock:
+                feed = self._params.get(key)
+                if feed is None or feed.registry is not registry or not feed.live():
+                    feed = ParamFeed(self.server, registry)
+                    feed.load()
+                    self._params[key] = feed
+        return feed
 
     def changed(self) -> None:
         self._generation += 1
@@ -200,14 +285,14 @@ class PolicySource:
         return hooks
 
 
-def namespace_getter(server):
-    """``namespaces(name)``: the namespace from the worker's informer, or ``NotFound``."""
-    from kapiserver.admission.informers import informers_for
-
-    informer = informers_for(server).informer("", "namespaces")
+def namespace_getter(source: PolicySource):
+    """``namespaces(name)``: the namespace from the source's feed of namespaces (synced by
+    the hooks' revision check), or ``NotFound``."""
+    kind = params.ParamKind("v1", "Namespace", "", "namespaces", False)
 
     def get(name: str) -> dict:
-        found = informer.get("", name)
+        feed = source.params(kind)
+        found = feed.get("", name) if feed is not None else None
         if found is None:
             raise errors.NotFound.for_object("", "namespaces", name)
         return found

@@ -92,39 +92,33 @@ class Informer:
 
 
 @pytest.fixture
-def informer(monkeypatch):
+def informer():
     objects = {("ns", "limits"): {"metadata": {"name": "limits", "labels": {"a": "b"}}},
                ("other", "limits"): {"metadata": {"name": "limits"}}}
     fake = Informer(objects)
-
-    class Shared:
-        def informer(self, group, resource):
-            return fake
-
-    monkeypatch.setattr(params, "informers_for", lambda server: Shared())
-    return fake
+    return lambda param_kind: fake
 
 
 def test_params_by_name_namespace_and_selector(informer):
     kind = params.ParamKind("v1", "ConfigMap", "", "configmaps", True)
-    found = params.collect(None, kind, {"name": "limits"}, "ns")
+    found = params.collect(informer, kind, {"name": "limits"}, "ns")
     assert found == [{"apiVersion": "v1", "kind": "ConfigMap",
                       "metadata": {"name": "limits", "labels": {"a": "b"}}}]
-    assert params.collect(None, kind, {"name": "limits", "namespace": "other"},
+    assert params.collect(informer, kind, {"name": "limits", "namespace": "other"},
                           "ns")[0]["metadata"] == {"name": "limits"}
-    assert len(params.collect(None, kind, {"selector": {}}, "ns")) == 1
-    assert params.collect(None, kind, {"name": "nope", "parameterNotFoundAction": "Allow"},
+    assert len(params.collect(informer, kind, {"selector": {}}, "ns")) == 1
+    assert params.collect(informer, kind, {"name": "nope", "parameterNotFoundAction": "Allow"},
                           "ns") == []
     with pytest.raises(params.ParamError, match="no params found for policy binding with "
                                                 "`Deny` parameterNotFoundAction"):
-        params.collect(None, kind, {"name": "nope", "parameterNotFoundAction": "Deny"}, "ns")
+        params.collect(informer, kind, {"name": "nope", "parameterNotFoundAction": "Deny"}, "ns")
     with pytest.raises(params.ParamError, match="cannot use namespaced paramRef in policy "
                                                 "binding that matches cluster-scoped"):
-        params.collect(None, kind, {"name": "limits"}, "")
+        params.collect(informer, kind, {"name": "limits"}, "")
     cluster = params.ParamKind("example.com/v1", "Limit", "example.com", "limits", False)
     with pytest.raises(params.ParamError, match="paramRef.namespace must not be provided"):
-        params.collect(None, cluster, {"name": "x", "namespace": "ns"}, "ns")
-    assert params.collect(None, None, {"name": "x"}, "ns") == [None]
+        params.collect(informer, cluster, {"name": "x", "namespace": "ns"}, "ns")
+    assert params.collect(informer, None, {"name": "x"}, "ns") == [None]
     assert params.kind_text({"apiVersion": "v1", "kind": "ConfigMap"}) == "/v1, Kind=ConfigMap"
 
 
