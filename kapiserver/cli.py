@@ -1,4 +1,5 @@
-"""The ``kapiserver`` command: ``serve``, ``plugins`` and ``version``."""
+"""The ``kapiserver`` command: ``serve``, ``plugins``, ``options``, ``snapshot``,
+``kubeconfig`` and ``version``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,23 @@ commands:
   serve      serve the Kubernetes API over HTTPS (kapiserver serve --help for options)
   plugins    list the loaded plugins, their distributions and what they provide
   options    print every option with its help and default, as a commented YAML file
+  snapshot   save FILE: copy the stored objects to FILE, consistently, while serving;
+             restore FILE: make FILE the store of a data dir no server is using
+  kubeconfig print the admin kubeconfig of a data dir (--data-dir, or --config FILE)
   version    print the version
+"""
+
+SNAPSHOT_USAGE = """usage: kapiserver snapshot save FILE [options]
+       kapiserver snapshot restore FILE [options]
+
+save     copy the stored objects to FILE while the server runs (SQLite: its online
+         backup API, the store at one revision; etcd: etcd's own snapshot, as
+         `etcdctl snapshot save` takes it)
+restore  make FILE the store of --data-dir; refused while a server uses it (SQLite
+         only: restore an etcd snapshot with `etcdutl snapshot restore`)
+
+options: the server's own (--data-dir, --config FILE, --storage-backend, --etcd-servers,
+...); `kapiserver serve --help` lists them.
 """
 
 
@@ -36,6 +53,10 @@ def main(argv=None) -> int:
 
             print(render(build_registry(new_plugin_manager())), end="")
             return 0
+        if command == "snapshot":
+            return snapshot(rest)
+        if command == "kubeconfig":
+            return kubeconfig(rest)
         if command == "version":
             from .version import version_info
 
@@ -92,6 +113,62 @@ def plugins(argv) -> int:
         name = row[0]
         if i and provided.get(name):
             print(f"    provides: {', '.join(sorted(provided[name]))}")
+    return 0
+
+
+def snapshot(argv) -> int:
+    """``kapiserver snapshot save|restore FILE [options]``."""
+    from .bootstrap import load_config
+    from .snapshot import SnapshotError, restore_sqlite, save_etcd, save_sqlite
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(SNAPSHOT_USAGE, end="")
+        return 0 if argv else 2
+    action, rest = argv[0], argv[1:]
+    if action not in ("save", "restore") or not rest or rest[0].startswith("-"):
+        print(SNAPSHOT_USAGE, end="", file=sys.stderr)
+        return 2
+    file, options = rest[0], rest[1:]
+    config, _ = load_config(options, prog=f"kapiserver snapshot {action} FILE")
+    etcd = config.storage_backend == "etcd3"
+    try:
+        if action == "save" and etcd:
+            size = save_etcd(config, file)
+            print(f"Snapshot saved at {file} ({size} bytes, etcd's own snapshot of "
+                  f"{', '.join(config.etcd_servers)}: restore it with `etcdutl snapshot "
+                  "restore`)")
+        elif action == "save":
+            info = save_sqlite(config.data_dir, file)
+            print(f"Snapshot saved at {info.describe()}")
+        elif etcd:
+            raise SnapshotError("restore is for the SQLite store: restore an etcd snapshot "
+                                "with `etcdutl snapshot restore`, which makes a new etcd "
+                                "member's data dir")
+        else:
+            info, replaced = restore_sqlite(file, config.data_dir)
+            was = "" if replaced is None else f"; it replaced a store at revision {replaced}"
+            print(f"Restored {info.describe()} into {config.data_dir}{was}")
+    except SnapshotError as err:
+        print(f"kapiserver snapshot {action}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def kubeconfig(argv) -> int:
+    """Print the admin kubeconfig ``kapiserver serve`` wrote into the data dir."""
+    import os
+
+    from .bootstrap import load_config
+    from .pki import PKI
+
+    config, _ = load_config(argv, prog="kapiserver kubeconfig")
+    path = PKI(config.data_dir).admin_kubeconfig_file
+    if not os.path.exists(path):
+        print(f"kapiserver kubeconfig: no admin kubeconfig in {config.data_dir}: "
+              "`kapiserver serve` writes it when it starts", file=sys.stderr)
+        return 1
+    with open(path) as f:
+        sys.stdout.write(f.read())
     return 0
 
 
