@@ -95,10 +95,12 @@ class _Request:
                                if name else False)
         return self._namespace or None
 
-    def activation(self, gvr, gvk, param, needs_namespace: bool):
-        """The activation for the policy matched as ``gvr``/``gvk`` with ``param``;
-        ``namespaceObject`` is read only for policies that use it."""
-        key = (gvr, gvk, id(param), needs_namespace)
+    def activation(self, gvr, gvk, param, policy):
+        """The activation for ``policy`` matched as ``gvr``/``gvk`` with ``param``;
+        ``namespaceObject`` is read, and the authorizer's values made, only for policies
+        that use them."""
+        needs_namespace, needs_authz = policy.uses_namespace, policy.uses_authorizer
+        key = (gvr, gvk, id(param), needs_namespace, needs_authz)
         found = self.activations.get(key)
         if found is None:
             runtime = self.plugin.source.runtime
@@ -106,13 +108,14 @@ class _Request:
             obj, old = self.objects(gvk)
             namespace = self.namespace() if needs_namespace else None
             request = cel_request(attributes, gvr, gvk)
-            if self._authz is None:
+            if needs_authz and self._authz is None:
                 authz = runtime.authz
                 self._authz = (authz.authorizer_value(attributes.user),
                                authz.request_resource(attributes.user, attributes))
+            values = self._authz if needs_authz else (None, None)
             data = {"object": obj, "oldObject": old, "params": param, "request": request,
-                    "namespaceObject": namespace, "authorizer": self._authz[0],
-                    "authorizer.requestResource": self._authz[1], "variables": {}}
+                    "namespaceObject": namespace, "authorizer": values[0],
+                    "authorizer.requestResource": values[1], "variables": {}}
             found = (runtime.activation(data), Inputs(obj, old, param, request, namespace))
             # the param is kept alive with its activation, so its id stays its own
             self.activations[key] = found + (param,)
@@ -206,8 +209,7 @@ class ValidatingAdmissionPolicy(AdmissionPlugin):
                     config_error(str(err), binding.name)
                     continue
                 for param in found:
-                    activation, inputs = request.activation(gvr, gvk, param,
-                                                            policy.uses_namespace)
+                    activation, inputs = request.activation(gvr, gvk, param, policy)
                     result = policy.validate(activation, inputs)
                     self._conclude(attributes, policy, binding, result, denials, annotations)
             for key, values in annotations.items():

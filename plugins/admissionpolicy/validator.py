@@ -99,10 +99,14 @@ class CompiledPolicy:
                  *(e for _, e, _ in self.validations),
                  *(m for _, _, m in self.validations if m is not None),
                  *(e for _, _, e in self.audit_annotations)]
-        #: whether an expression reads ``namespaceObject`` (else it is not looked up)
-        self.uses_namespace = any(
-            e.checked is not None and "namespaceObject" in e.checked.referenced_names()
-            for e in every)
+        names = set()
+        for e in every:
+            if e.checked is not None:
+                names |= e.checked.referenced_names()
+        #: whether an expression reads ``namespaceObject`` (else it is not looked up) or
+        #: the authorizer (else its values are not made)
+        self.uses_namespace = "namespaceObject" in names
+        self.uses_authorizer = bool(names & {"authorizer", "authorizer.requestResource"})
 
     def _needs_accounting(self) -> bool:
         """Whether some evaluation could exceed a limit (then each is charged)."""
