@@ -962,7 +962,10 @@ class RESTHandler:
         label_selector, field_selector = self.selectors(args)
         limit = args.get("limit", "0")
         try:
-            limit = max(int(limit), 0)
+            value = int(limit)
+            if not -2**63 <= value < 2**63:  # ListOptions.Limit is an int64
+                raise ValueError(limit)
+            limit = max(value, 0)
         except ValueError:
             raise errors.BadRequest(f"invalid limit: {limit}") from None
         resource_version = args.get("resourceVersion", "")

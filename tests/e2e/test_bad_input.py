@@ -90,3 +90,12 @@ def test_no_writes_across_all_namespaces(api, method, path):
     assert_status(response, 405, "MethodNotAllowed",
                   "the server does not allow this method on the requested resource")
     assert api.get(kept, **ADMIN).json() == created.json()
+
+
+@pytest.mark.parametrize("limit", ["99999999999999999999", "9223372036854775808",
+                                   "-9223372036854775809"])
+def test_a_limit_past_int64_is_a_bad_request(api, limit):
+    """ListOptions.Limit is an int64: past it the store's SQLite INTEGER overflowed."""
+    response = api.get(f"/api/v1/configmaps?limit={limit}", **ADMIN)
+    assert_status(response, 400, "BadRequest", f"invalid limit: {limit}")
+    assert api.get("/api/v1/configmaps?limit=9223372036854775807", **ADMIN).status_code == 200
