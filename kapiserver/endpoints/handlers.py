@@ -829,7 +829,9 @@ class RESTHandler:
             self._decode_patched_times(patched)
             patched["kind"], patched["apiVersion"] = self.spec.kind, self.spec.api_version
             self.normalize_decoded(patched)
-            meta = patched.setdefault("metadata", {})
+            if not isinstance(patched.get("metadata"), dict):
+                patched["metadata"] = {}  # Go decodes null into an empty ObjectMeta
+            meta = patched["metadata"]
             wanted = meta.get("resourceVersion")
             if wanted and wanted != current["metadata"].get("resourceVersion"):
                 raise self._stale(name)

@@ -139,6 +139,14 @@ def decode(value: bytes, revision: int) -> dict:
     return obj
 
 
+def _object_meta(obj: dict) -> dict:
+    """``obj``'s metadata, made a map when it is missing or ``null`` (Go decodes JSON
+    ``null`` into an empty ObjectMeta)."""
+    if not isinstance(obj.get("metadata"), dict):
+        obj["metadata"] = {}
+    return obj["metadata"]
+
+
 def encode_continue(revision: int, start_key: str) -> str:
     """Upstream's continue token: base64url JSON ``{"v","rv","start"}`` without padding."""
     token = json.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start_key},
@@ -374,7 +382,7 @@ class RegistryStore:
 
         ``manage(new, old)`` records the write in ``managedFields`` (``field_manager``).
         """
-        meta = obj.setdefault("metadata", {})
+        meta = _object_meta(obj)
         if meta.get("resourceVersion"):
             raise errors.BadRequest("resourceVersion should not be set on objects to be created")
         if self.spec.namespaced:
@@ -686,7 +694,7 @@ class RegistryStore:
 
         Returns ``(object, created)``.
         """
-        meta = obj.setdefault("metadata", {})
+        meta = _object_meta(obj)
         if meta.get("name") != name:
             from ..apimachinery.field_errors import FieldError, FieldPath
 

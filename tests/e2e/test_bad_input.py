@@ -99,3 +99,34 @@ def test_a_limit_past_int64_is_a_bad_request(api, limit):
     response = api.get(f"/api/v1/configmaps?limit={limit}", **ADMIN)
     assert_status(response, 400, "BadRequest", f"invalid limit: {limit}")
     assert api.get("/api/v1/configmaps?limit=9223372036854775807", **ADMIN).status_code == 200
+
+
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
+
+
+@pytest.mark.parametrize("path,kind,api_version", [
+    (PRIORITY_CLASSES, "PriorityClass", "scheduling.k8s.io/v1"),
+    ("/apis/apps/v1/namespaces/default/deployments", "Deployment", "apps/v1"),
+    ("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+     "ValidatingWebhookConfiguration", "admissionregistration.k8s.io/v1"),
+    ("/api/v1/namespaces/default/configmaps", "ConfigMap", "v1")])
+def test_null_metadata_is_an_empty_one(api, path, kind, api_version):
+    """Go decodes "metadata": null into an empty ObjectMeta: a create without a name is
+    a 422, never the store's AttributeError."""
+    response = api.request("POST", path + "?dryRun=All", json={
+        "apiVersion": api_version, "kind": kind, "metadata": None}, **ADMIN)
+    status = assert_status(response, 422, "Invalid")
+    assert "metadata.name: Required value" in status["message"], status
+
+
+def test_a_json_patch_nulling_metadata_is_refused(api):
+    api.request("POST", PRIORITY_CLASSES, json={
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "null-meta"}, "value": 7}, **ADMIN)
+    before = api.get(f"{PRIORITY_CLASSES}/null-meta", **ADMIN).json()
+    response = api.request("PATCH", f"{PRIORITY_CLASSES}/null-meta", json=[
+        {"op": "replace", "path": "/metadata", "value": None}],
+        headers={"Content-Type": "application/json-patch+json"}, **ADMIN)
+    assert 400 <= response.status_code < 500, response.text
+    assert_status(response, response.status_code, response.json()["reason"])
+    assert api.get(f"{PRIORITY_CLASSES}/null-meta", **ADMIN).json() == before
