@@ -8,6 +8,8 @@ chooses which run, as kube-controller-manager's flag does.
 
 from __future__ import annotations
 
+import threading
+
 from ..errors import ConfigError
 
 #: ``--controllers``' default: every controller that is on by default.
@@ -51,6 +53,36 @@ def select(factories: dict, chosen) -> list[str]:
         enabled |= {name for name, factory in factories.items()
                     if getattr(factory, "default_enabled", True)}
     return sorted(enabled - disabled)
+
+
+def concurrently(work, items, workers: int) -> None:
+    """``work(item)`` for every item, ``workers`` threads at a time, returning when all are
+    done. In a gevent worker the threads are greenlets: what overlaps is their waits on
+    the store (or a backend) — upstream's controllers run several workers for as much
+    (the garbage collector 20, the store's deletecollection ``--delete-collection-workers``).
+    ``work`` must not raise."""
+    items = list(items)
+    if len(items) <= 1 or workers <= 1:
+        for item in items:
+            work(item)
+        return
+    pending = iter(items)
+    lock = threading.Lock()
+
+    def run() -> None:
+        while True:
+            with lock:
+                item = next(pending, None)
+            if item is None:
+                return
+            work(item)
+
+    threads = [threading.Thread(target=run, daemon=True)
+               for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 class Controller:

@@ -140,6 +140,9 @@ class APIServer:
         #: What the namespace controller deletes besides this server's stored objects
         #: (``add_namespace_content``).
         self.namespace_content: list = []
+        #: Providers of requests to group versions served elsewhere, for the controllers
+        #: inside the server (``add_remote_api``).
+        self.remote_apis: list = []
         # pluggy's call order is registration order: sort, the core group first.
         installers = sorted((i for result in pm.hook.kapiserver_api_groups(config=config)
                              for i in (result or [])), key=lambda i: (i.group != "", i.group))
@@ -224,6 +227,12 @@ class APIServer:
         namespace goes (a ``kapiserver.controllers.namespace_content.NamespaceContent``:
         namespaced resources served elsewhere, as the aggregator's extension servers)."""
         self.namespace_content.append(provider)
+
+    def add_remote_api(self, provider) -> None:
+        """Let the controllers inside the server reach group versions another server
+        serves through ``provider`` (a ``kapiserver.controllers.remote.RemoteAPI``: the
+        aggregator's proxies to its APIServices' backends)."""
+        self.remote_apis.append(provider)
 
     def _refresh_discovery(self) -> None:
         for refresh in self._discovery_refreshers:

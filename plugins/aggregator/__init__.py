@@ -5,7 +5,8 @@ priorities, and proxies the group versions whose APIService names a Service to t
 extension API server, whose discovery and OpenAPI documents it merges into this server's;
 the elected worker registers a local APIService for every group version served here and
 keeps every APIService's ``Available`` condition current, and the namespace controller
-deletes a terminating namespace's objects on the extension servers too.
+deletes a terminating namespace's objects on the extension servers too; the controllers
+inside the server reach them through the same proxies (``remote``).
 """
 
 import dataclasses
@@ -30,12 +31,14 @@ class AggregatorDelegate(InstalledGroupsDelegate):
     def __init__(self, server, groups):
         from .namespaces import AggregatedContent
         from .registry import APIServiceRegistry
+        from .remote import AggregatedAPI
 
         super().__init__(server, groups)
         self.apiservices = APIServiceRegistry(server)
         server.add_post_start_hook("start-kube-aggregator-informers", self.apiservices.start)
         server.add_discovery_refresher(self.apiservices.refresh)
         server.add_namespace_content(AggregatedContent(self.apiservices))
+        server.add_remote_api(AggregatedAPI(self.apiservices))
 
     def serve(self, ctx):
         response = super().serve(ctx)

@@ -22,4 +22,10 @@ def _garbage_collector(server):
 @hookimpl
 def kapiserver_controllers(config):
     # kube-controller-manager's name, and its former one.
-    return {"garbage-collector-controller": aliased(_garbage_collector, "garbagecollector")}
+    factory = aliased(_garbage_collector, "garbagecollector")
+    if getattr(config, "kubeconfig", ""):
+        # An extension server (it names its main server): the main server's collector
+        # follows its resources, whose owners may live there; upstream's extension
+        # servers run none either. --controllers can still ask for it.
+        factory.default_enabled = False
+    return {"garbage-collector-controller": factory}

@@ -27,18 +27,21 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import threading
 
 from kapiserver import errors
 from kapiserver.apimachinery.validation import (FINALIZER_DELETE_DEPENDENTS,
                                                 FINALIZER_ORPHAN_DEPENDENTS)
-from kapiserver.controllers import Controller
+from kapiserver.controllers import Controller, concurrently
 from kapiserver.controllers.events import EventRecorder
+from kapiserver.controllers.remote import RemoteError
 from kapiserver.registry.keys import ROOT
 from kapiserver.registry.propagation import BACKGROUND, FOREGROUND, ORPHAN
 from kapiserver.storage import Compacted
 from kapiserver.storage.interface import DELETED
 
 from .graph import Graph, Identity, Node, Observed, owner_refs
+from .remote import RemoteChange, RemoteMonitors, RemoteResource
 from .resources import (IGNORED, KeyIndex, LocalResource, Unchanged, local_resources,
                         served_kinds)
 
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 
 NAME = "garbage-collector-controller"
 LIST_PAGE = 500
+#: Items processed at a time, and how many of them concurrently.
+BATCH, WORKERS = 64, 16
+FORGET, REQUEUE = "forget", "requeue"
 
 
 class RestMappingError(Exception):
@@ -86,7 +92,11 @@ class GarbageCollector(Controller):
         self._kinds: dict = {}
         #: (group, resource) -> Resource to read and write objects of
         self._resources: dict = {}
-        self.remote = None  # RemoteMonitors, when the aggregator offers remote access
+        #: The aggregated resources followed through the server's RemoteAPI providers.
+        self.remote = RemoteMonitors(getattr(server, "remote_apis", []), self._deliver_remote,
+                                     self._leading)
+        #: The graph actions of the item a worker thread processes (``_work``).
+        self._item = threading.local()
 
     # -- the manager's entry point -------------------------------------------------------
 
@@ -95,24 +105,59 @@ class GarbageCollector(Controller):
             return
         if self._watcher is None or self._watcher.closed:
             self._start()
-        if self.server.discovery is not self._discovery:
-            self._sync_resources()
         graph = self.graph
         while not self.server.stopping.is_set() and self._leading():
+            if self.server.discovery is not self._discovery:
+                self._sync_resources()
             self._drain()
-            uid = graph.attempt_to_orphan.pop()
-            if uid is not None:
-                self._orphan_worker(uid)
+            batch = self._batch(graph.attempt_to_orphan, self._orphan_worker)
+            batch += self._batch(graph.attempt_to_delete, self._delete_worker,
+                                 BATCH - len(batch))
+            if not batch:
+                if not self.changes:
+                    break
                 continue
-            uid = graph.attempt_to_delete.pop()
-            if uid is not None:
-                self._delete_worker(uid)
-                continue
-            if not self.changes:
-                break
+            # The items wait on the store: several at a time, as upstream's 20 workers.
+            # Only this thread changes the graph: between the batches.
+            results = {}
+            concurrently(lambda item: results.__setitem__(item, self._work(*item)), batch,
+                         WORKERS)
+            for item in batch:
+                self._apply(item, *results[item])
         due = [d for d in (graph.attempt_to_delete.next_due(),
                            graph.attempt_to_orphan.next_due()) if d is not None]
         self.interval = max(0.005, min([1.0, *due]))
+
+    @staticmethod
+    def _batch(queue, worker, size: int = 0) -> list:
+        batch = []
+        while len(batch) < (size or BATCH):
+            uid = queue.pop()
+            if uid is None:
+                break
+            batch.append((worker, queue, uid))
+        return batch
+
+    def _work(self, worker, queue, uid):
+        """Run one item in a worker thread: ``(outcome, graph actions)``; the graph is
+        only read meanwhile, the actions are applied after the batch."""
+        self._item.actions = actions = []
+        try:
+            return worker(uid), actions
+        finally:
+            self._item.actions = None
+
+    def _apply(self, item, outcome: str, actions: list) -> None:
+        _, queue, uid = item
+        for action, argument in actions:
+            if action == "virtual-delete":
+                self.graph.virtual_delete(argument)
+            else:
+                self.graph.attempt_to_delete.add(argument)
+        if outcome == REQUEUE:
+            queue.add_rate_limited(uid)
+        else:
+            queue.forget(uid)
 
     def _leading(self) -> bool:
         manager = getattr(self.server, "controllers", None)
@@ -129,6 +174,7 @@ class GarbageCollector(Controller):
         """Follow the whole store from now on, and (re)build the graph from lists."""
         if self._watcher is not None:
             self._watcher.close()
+        self.remote.stop()
         self.graph.clear()
         self.changes.clear()
         self._local.clear()
@@ -152,6 +198,11 @@ class GarbageCollector(Controller):
         self.changes.append(event)
         self._wake()
 
+    def _deliver_remote(self, change) -> None:
+        # Called by a remote monitor's thread.
+        self.changes.append(change)
+        self._wake()
+
     def _sync_resources(self) -> None:
         """Follow what discovery lists now: list the resources that appeared, forget
         those that went."""
@@ -173,9 +224,13 @@ class GarbageCollector(Controller):
         self._local = current
         self._index = KeyIndex(current.values())
         self._kinds = served_kinds(discovery)
+        followed = self.remote.sync(discovery)
+        for key, resource in self._resources.items():
+            if isinstance(resource, RemoteResource) and followed.get(key) is not resource:
+                self.graph.forget(self.graph.nodes[uid] for uid in resource.uids
+                                  if uid in self.graph.nodes)
         self._resources = {(r.group, r.resource): r for r in current.values()}
-        if self.remote is not None:
-            self._resources.update(self.remote.sync(discovery))
+        self._resources.update(followed)
         log.info("garbage collector: following %d resources, %d objects",
                  len(self._resources), len(self.graph.nodes))
 
@@ -202,8 +257,9 @@ class GarbageCollector(Controller):
         graph, changes, index = self.graph, self.changes, self._index
         while changes:
             event = changes.popleft()
-            if not hasattr(event, "key"):
-                self.remote.apply(event, graph)
+            if isinstance(event, RemoteChange):
+                if self.remote.following(event.resource):
+                    RemoteMonitors.apply(event, graph)
                 continue
             resource = index.find(event.key)
             if resource is None or event.revision <= resource.listed_at:
@@ -224,11 +280,8 @@ class GarbageCollector(Controller):
         """The resource of an apiVersion and kind (upstream's REST mapping)."""
         group, _, version = api_version.rpartition("/")
         gr = self._kinds.get((group, version, kind))
-        if gr is None and self.server.discovery is not self._discovery:
-            self._sync_resources()
-            gr = self._kinds.get((group, version, kind))
         if gr is None:
-            raise RestMappingError(api_version, kind)
+            raise RestMappingError(api_version, kind)  # retried: discovery may change
         resource = self._resources.get(gr)
         if resource is None:
             # Served but not followed (no list, watch or delete, or ignored): read only.
@@ -273,32 +326,24 @@ class GarbageCollector(Controller):
 
     # -- attemptToDelete ---------------------------------------------------------------------
 
-    def _delete_worker(self, uid: str) -> None:
-        queue = self.graph.attempt_to_delete
+    def _delete_worker(self, uid: str) -> str:
         node = self.graph.nodes.get(uid)
         if node is None:
-            queue.forget(uid)
-            return
+            return FORGET
         try:
             self._attempt_to_delete(node)
         except (_VirtualDeleteEnqueued, _NamespacedOwnerOfClusterScoped):
-            queue.forget(uid)
-            return
+            return FORGET
         except RestMappingError as err:
             log.debug("garbage collector: %s: %s", node.identity, err)
-            queue.add_rate_limited(uid)
-            return
+            return REQUEUE
         except Exception as err:  # retried: a failure must not stop the others
             log.warning("garbage collector: error syncing item %s: %s", node.identity,
                         getattr(err, "message", None) or err,
-                        exc_info=not isinstance(err, errors.StatusError))
-            queue.add_rate_limited(uid)
-            return
-        if node.virtual:
-            # Not observed yet: look again until it is, or is verified absent.
-            queue.add_rate_limited(uid)
-        else:
-            queue.forget(uid)
+                        exc_info=not isinstance(err, (errors.StatusError, RemoteError)))
+            return REQUEUE
+        # Not observed yet: look again until it is, or is verified absent.
+        return REQUEUE if node.virtual else FORGET
 
     def _attempt_to_delete(self, node: Node) -> None:
         """``attemptToDeleteItem``."""
@@ -340,7 +385,7 @@ class GarbageCollector(Controller):
             self._virtual_delete(node.identity)
 
     def _virtual_delete(self, identity: Identity) -> None:
-        self.graph.virtual_delete(identity)
+        self._item.actions.append(("virtual-delete", identity))
         raise _VirtualDeleteEnqueued
 
     def _classify(self, node: Node, refs):
@@ -387,16 +432,14 @@ class GarbageCollector(Controller):
             return
         for dep in blocking:
             if not dep.deleting_dependents:
-                self.graph.attempt_to_delete.add(dep.uid)
+                self._item.actions.append(("attempt-to-delete", dep.uid))
 
     # -- attemptToOrphan ---------------------------------------------------------------------
 
-    def _orphan_worker(self, uid: str) -> None:
-        queue = self.graph.attempt_to_orphan
+    def _orphan_worker(self, uid: str) -> str:
         owner = self.graph.nodes.get(uid)
         if owner is None:
-            queue.forget(uid)
-            return
+            return FORGET
         try:
             for dep in list(owner.dependents):
                 try:
@@ -407,10 +450,10 @@ class GarbageCollector(Controller):
         except Exception as err:
             log.warning("garbage collector: orphaning the dependents of %s failed: %s",
                         owner.identity, getattr(err, "message", None) or err,
-                        exc_info=not isinstance(err, (errors.StatusError, RestMappingError)))
-            queue.add_rate_limited(uid)
-            return
-        queue.forget(uid)
+                        exc_info=not isinstance(err, (errors.StatusError, RestMappingError,
+                                                      RemoteError)))
+            return REQUEUE
+        return FORGET
 
     # -- patches -----------------------------------------------------------------------------
 

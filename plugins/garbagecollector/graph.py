@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import collections
 import heapq
+import sys
+import threading
 import time
 from typing import NamedTuple
 
@@ -55,6 +57,12 @@ class Identity(NamedTuple):
                 f"{self.name}, uid: {self.uid}]")
 
 
+def _text(value) -> str:
+    # One copy of each name, uid, kind... however many objects repeat it (an owner's
+    # coordinates in each of its dependents): the graph's memory is mostly strings.
+    return sys.intern(value if isinstance(value, str) else str(value or ""))
+
+
 def owner_refs(meta: dict) -> tuple[OwnerRef, ...]:
     """The owner references of an object's metadata (malformed entries skipped)."""
     refs = meta.get("ownerReferences")
@@ -64,8 +72,8 @@ def owner_refs(meta: dict) -> tuple[OwnerRef, ...]:
     for ref in refs:
         if isinstance(ref, dict) and isinstance(ref.get("uid"), str) and ref["uid"]:
             controller, block = ref.get("controller"), ref.get("blockOwnerDeletion")
-            result.append(OwnerRef(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""),
-                                   str(ref.get("name") or ""), ref["uid"],
+            result.append(OwnerRef(_text(ref.get("apiVersion")), _text(ref.get("kind")),
+                                   _text(ref.get("name")), _text(ref["uid"]),
                                    controller if isinstance(controller, bool) else None,
                                    block if isinstance(block, bool) else None))
     return tuple(result)
@@ -84,11 +92,16 @@ class Observed(NamedTuple):
     def from_meta(cls, api_version: str, kind: str, meta: dict) -> "Observed":
         finalizers = meta.get("finalizers")
         finalizers = finalizers if isinstance(finalizers, list) else ()
-        return cls(Identity(api_version, kind, str(meta.get("name") or ""),
-                            str(meta.get("uid") or ""), str(meta.get("namespace") or "")),
+        return cls(Identity(_text(api_version), _text(kind), _text(meta.get("name")),
+                            _text(meta.get("uid")), _text(meta.get("namespace"))),
                    owner_refs(meta), bool(meta.get("deletionTimestamp")),
                    FINALIZER_ORPHAN_DEPENDENTS in finalizers,
                    FINALIZER_DELETE_DEPENDENTS in finalizers)
+
+
+#: The dependents of a node that has none (most have none: a set each would cost more
+#: than the rest of the node).
+NO_DEPENDENTS = frozenset()
 
 
 class Node:
@@ -100,7 +113,7 @@ class Node:
     def __init__(self, identity: Identity, owners: tuple = (), virtual: bool = False):
         self.identity = identity
         self.owners = owners
-        self.dependents: set[Node] = set()
+        self.dependents: set[Node] | frozenset = NO_DEPENDENTS
         self.virtual = virtual
         self.being_deleted = False
         self.deleting_dependents = False
@@ -113,6 +126,17 @@ class Node:
     @property
     def uid(self) -> str:
         return self.identity.uid
+
+    def add_dependent(self, node: "Node") -> None:
+        if self.dependents is NO_DEPENDENTS:
+            self.dependents = set()
+        self.dependents.add(node)
+
+    def remove_dependent(self, node: "Node") -> None:
+        if self.dependents:
+            self.dependents.discard(node)
+            if not self.dependents:
+                self.dependents = NO_DEPENDENTS
 
     def blocking_dependents(self) -> list["Node"]:
         """Dependents whose reference to this node has ``blockOwnerDeletion``."""
@@ -174,26 +198,31 @@ class WorkQueue:
 
 
 class AbsentOwnerCache:
-    """Identities verified absent (upstream's ``ReferenceCache``, an LRU of 500)."""
+    """Identities verified absent (upstream's ``ReferenceCache``, an LRU of 500); the
+    collector's workers share it."""
 
     def __init__(self, size: int = 500):
         self.size = size
         self._entries: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def add(self, identity: Identity) -> None:
-        self._entries[identity] = None
-        self._entries.move_to_end(identity)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[identity] = None
+            self._entries.move_to_end(identity)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
 
     def __contains__(self, identity: Identity) -> bool:
-        if identity in self._entries:
-            self._entries.move_to_end(identity)
-            return True
-        return False
+        with self._lock:
+            if identity in self._entries:
+                self._entries.move_to_end(identity)
+                return True
+            return False
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
 
 def references_diffs(old: tuple, new: tuple):
@@ -389,10 +418,10 @@ class Graph:
                 owner = Node(Identity(*ref.coordinates(), node.identity.namespace),
                              virtual=True)
                 self.nodes[ref.uid] = owner
-                owner.dependents.add(node)
+                owner.add_dependent(node)
                 self.attempt_to_delete.add(ref.uid)
                 continue
-            owner.dependents.add(node)
+            owner.add_dependent(node)
             if potentially_invalid:
                 continue
             namespaced = bool(owner.identity.namespace)
@@ -412,7 +441,7 @@ class Graph:
         for ref in owners:
             owner = self.nodes.get(ref.uid)
             if owner is not None:
-                owner.dependents.discard(node)
+                owner.remove_dependent(node)
 
     def _add_unblocked_owners(self, removed, changed) -> None:
         unblocked = [ref for ref in removed if ref.block]
