@@ -992,6 +992,8 @@ class RESTHandler:
             return
         try:
             wanted = int(resource_version)
+            if not 0 <= wanted < 2**64:  # upstream parses it as a uint64
+                raise ValueError(resource_version)
         except ValueError:
             raise errors.BadRequest(f"invalid resource version: {resource_version}") from None
         cache = self.server.watch_cache

@@ -130,3 +130,12 @@ def test_a_json_patch_nulling_metadata_is_refused(api):
     assert 400 <= response.status_code < 500, response.text
     assert_status(response, response.status_code, response.json()["reason"])
     assert api.get(f"{PRIORITY_CLASSES}/null-meta", **ADMIN).json() == before
+
+
+@pytest.mark.parametrize("version", ["18446744073709551616", "-1"])
+def test_a_resource_version_past_uint64_is_a_bad_request(api, version):
+    """Upstream parses resourceVersion as a uint64: outside it is a 400 at once, not a
+    3 s wait for a revision that never comes and a 504."""
+    for path in ("/api/v1/configmaps", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt"):
+        response = api.get(f"{path}?resourceVersion={version}", timeout=10, **ADMIN)
+        assert_status(response, 400, "BadRequest", f"invalid resource version: {version}")
