@@ -1,14 +1,15 @@
 """The filter chain that wraps the outermost server once (``server.DefaultBuildHandlerChain``).
 
 Outermost first: panic recovery → request info → request deadline → authentication →
-audit → impersonation → max-in-flight → authorization. Each ``with_*`` function takes the server and the next
-handler and returns a handler ``handler(ctx) -> response``; ``build`` composes them.
+audit → impersonation → priority and fairness (``fairness``; or, with
+``--enable-priority-and-fairness=false``, max-in-flight) → authorization. Each ``with_*``
+function takes the server and the next handler and returns a handler
+``handler(ctx) -> response``; ``build`` composes them.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import time
 import uuid
 from urllib.parse import unquote
@@ -39,9 +40,14 @@ REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 def build(server, innermost):
     """Wrap ``innermost`` in the filter chain, returning ``handler(request)``."""
-    handler = with_request_metrics(server, innermost)
+    from . import fairness
+
+    handler = with_request_metrics(server, fairness.with_debug_paths(server, innermost))
     handler = with_authorization(server, handler)
-    handler = with_max_in_flight(server, handler)
+    if server.config.get("enable_priority_and_fairness", True):
+        handler = fairness.with_priority_and_fairness(server, handler)
+    else:
+        handler = with_max_in_flight(server, handler)
     handler = with_impersonation(server, handler)
     handler = with_audit(server, handler)
     handler = with_authentication(server, handler)
@@ -258,42 +264,31 @@ def with_impersonation(server, handler):
     return impersonation
 
 
-class InFlightLimiter:
-    """Count requests in flight in this worker against its share of the server's limit."""
-
-    def __init__(self, limit: int, workers: int):
-        # The limit is the server's; each worker process enforces its share.
-        self.limit = math.ceil(limit / workers) if limit else 0
-        self.in_flight = 0
-
-    def try_acquire(self) -> bool:
-        if self.limit and self.in_flight >= self.limit:
-            return False
-        self.in_flight += 1
-        return True
-
-    def release(self) -> None:
-        self.in_flight -= 1
-
-
 def with_max_in_flight(server, handler):
     """Refuse requests beyond ``--max-*requests-inflight`` with 429 (``WithMaxInFlightLimit``).
 
-    Long-running requests (watch, proxy, exec, …) are not counted; members of
-    ``system:masters`` are always served, as upstream.
+    The limits are the server's, counted across its workers (``inflight``). Long-running
+    requests (watch, proxy, exec, …) are not counted; members of ``system:masters`` are
+    always served, as upstream.
     """
+    from .inflight import MUTATING, READ_ONLY, counters
+
     config = server.config
-    readonly = InFlightLimiter(config.max_requests_inflight, config.workers)
-    mutating = InFlightLimiter(config.max_mutating_requests_inflight, config.workers)
-    if not readonly.limit and not mutating.limit:
+    limits = {READ_ONLY: config.max_requests_inflight,
+              MUTATING: config.max_mutating_requests_inflight}
+    if not limits[READ_ONLY] and not limits[MUTATING]:
         return handler
+    inflight = counters()
 
     def max_in_flight(ctx):
         info = ctx.info
         if info.is_long_running:
             return handler(ctx)
-        limiter = readonly if info.is_read_only else mutating
-        if not limiter.try_acquire():
+        kind = READ_ONLY if info.is_read_only else MUTATING
+        limit = limits[kind]
+        if not limit:
+            return handler(ctx)
+        if not inflight.try_acquire(kind, limit):
             if SYSTEM_PRIVILEGED_GROUP in ctx.user.groups:
                 return handler(ctx)
             record_dropped(server, ctx)
@@ -303,7 +298,7 @@ def with_max_in_flight(server, handler):
         try:
             return handler(ctx)
         finally:
-            limiter.release()
+            inflight.release(kind)
 
     return max_in_flight
 

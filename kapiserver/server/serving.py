@@ -6,6 +6,7 @@ and build the same WSGI app, so both run the same server.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import os
@@ -94,6 +95,42 @@ def _metrics_hooks(data_dir: str) -> dict:
     return {"on_starting": on_starting, "child_exit": child_exit}
 
 
+def _inflight_hooks(config) -> dict:
+    """The master's part in counting requests in flight across workers: the counters'
+    file, a slot for each worker it forks, freed when the worker ends
+    (``kapiserver.server.inflight``)."""
+    from .inflight import Slots, slot_count
+
+    slots = Slots(os.path.join(config.data_dir, "inflight"), slot_count(config.workers))
+    return {"on_starting": lambda arbiter: slots.create(),
+            "pre_fork": lambda arbiter, worker: slots.pre_fork(worker),
+            "post_fork": lambda arbiter, worker: slots.post_fork(worker),
+            "child_exit": lambda arbiter, worker: slots.exited(worker)}
+
+
+def _chain_hooks(*sets: dict) -> dict:
+    """gunicorn hooks of several parts: those of the same name called in turn."""
+    chained: dict[str, list] = {}
+    for hooks in sets:
+        for name, hook in hooks.items():
+            chained.setdefault(name, []).append(hook)
+
+    def calling(hooks):
+        # gunicorn checks a hook's arity: one argument (the arbiter) or two (and the worker).
+        if len(inspect.signature(hooks[0]).parameters) == 1:
+            def call(arbiter):
+                for hook in hooks:
+                    hook(arbiter)
+        else:
+            def call(arbiter, worker):
+                for hook in hooks:
+                    hook(arbiter, worker)
+        return call
+
+    return {name: hooks[0] if len(hooks) == 1 else calling(hooks)
+            for name, hooks in chained.items()}
+
+
 def gunicorn_settings(config, tls: dict) -> dict:
     """The gunicorn settings for ``config``: bind, TLS, worker class, limits and hooks."""
     host = config.bind_address
@@ -122,7 +159,7 @@ def gunicorn_settings(config, tls: dict) -> dict:
         # The whole body of a request is bounded by the REST layer (3 MiB, like upstream);
         # headers may be long (impersonation, large bearer tokens).
         "limit_request_field_size": 65536,
-        **_metrics_hooks(config.data_dir),
+        **_chain_hooks(_metrics_hooks(config.data_dir), _inflight_hooks(config)),
     }
 
 

@@ -1,5 +1,7 @@
 """The ``flowcontrol.apiserver.k8s.io`` API group: FlowSchemas and
-PriorityLevelConfigurations (each with ``status``), as objects."""
+PriorityLevelConfigurations (each with ``status``), and the bootstrap objects made and
+kept at start (``bootstrap``). The API Priority and Fairness filter that reads them is the
+core's (``kapiserver.flowcontrol``)."""
 
 from kapiserver.plugin_manager import hookimpl
 from kapiserver.server.apigroups import APIGroupInfo, APIGroupInstaller, builtin_handlers
@@ -15,8 +17,10 @@ class FlowcontrolV1(APIGroupInstaller):
     delegate = "kube"
 
     def install(self, server):
+        from .bootstrap import produce
         from .handlers import FlowSchemaHandler
 
+        server.add_post_start_hook("priority-and-fairness-config-producer", produce)
         handlers = builtin_handlers(server, FlowSchemaStrategy(FLOW_SCHEMAS))
         main = handlers[FLOW_SCHEMAS.resource]
         handlers[FLOW_SCHEMAS.resource] = FlowSchemaHandler(main.store, server, main.verbs)

@@ -111,7 +111,8 @@ def test_sigterm_closes_idle_kept_alive_connections_at_once(kapiserver_factory):
 
 
 def test_max_in_flight_gives_429_except_to_system_masters(kapiserver_factory):
-    server = kapiserver_factory(plugins=[PROBE], config={"max-requests-inflight": 1})
+    server = kapiserver_factory(plugins=[PROBE], config={"max-requests-inflight": 1,
+                                                         "enable-priority-and-fairness": False})
     blocker = threading.Thread(target=lambda: server.get(f"{BASE}/blocks/z", user="alice",
                                                          timeout=30))
     blocker.start()
