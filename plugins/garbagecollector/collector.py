@@ -152,6 +152,10 @@ class GarbageCollector(Controller):
         for action, argument in actions:
             if action == "virtual-delete":
                 self.graph.virtual_delete(argument)
+            elif action == "deleted":
+                node = self.graph.nodes.get(argument)
+                if node is not None:
+                    node.being_deleted = True
             else:
                 self.graph.attempt_to_delete.add(argument)
         if outcome == REQUEUE:
@@ -383,6 +387,9 @@ class GarbageCollector(Controller):
             self._delete_object(node.identity, latest.get("resourceVersion", ""), refs, policy)
         except errors.NotFound:
             self._virtual_delete(node.identity)
+        # Gone, or going (held by finalizers): until its event arrives, an owner waiting
+        # for it (that asks again as each dependent goes) need not have it read again.
+        self._item.actions.append(("deleted", node.uid))
 
     def _virtual_delete(self, identity: Identity) -> None:
         self._item.actions.append(("virtual-delete", identity))

@@ -394,6 +394,20 @@ def test_namespace_deletion_deletes_in_the_background(api):
     assert gone(api, "/api/v1/namespaces/gc-going")
 
 
+def test_a_namespace_owns_cluster_scoped_objects(api):
+    roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+    for name, cascade in (("gc-ns-background", "background"), ("gc-ns-orphan", "orphan")):
+        namespace = post(api, "/api/v1/namespaces", {"metadata": {"name": name}})
+        post(api, roles, {"metadata": {"name": f"{name}-role",
+                                       "ownerReferences": [ref(namespace)]}, "rules": []})
+        api.kubectl("delete", "namespace", name, f"--cascade={cascade}", "--timeout=30s",
+                    check=True)
+        assert gone(api, f"/api/v1/namespaces/{name}")
+    wait_for(lambda: gone(api, f"{roles}/gc-ns-background-role"), "the namespace's role gone")
+    kept = get(api, f"{roles}/gc-ns-orphan-role").json()
+    assert "ownerReferences" not in kept["metadata"]
+
+
 # -- restarts -------------------------------------------------------------------------------------
 
 def test_the_graph_is_rebuilt_after_a_restart(tmp_path):
