@@ -254,8 +254,11 @@ def bound(op: Operation, case: Case) -> Case:
     watches too; writes to the resources in ``DRY_RUN_ONLY`` are dry runs; a cluster-wide
     deletecollection only deletes objects labelled ``TARGET_LABEL``."""
     names = [name for name, _ in case.params]
-    watching = op.is_watch or any(
-        name == "watch" and value.lower() in ("true", "1") for name, value in case.params)
+    # Request info's rule: the first watch parameter, unless false or 0, makes a GET of a
+    # collection a watch (watch=bogus too).
+    watch = [value for name, value in case.params if name == "watch"]
+    watching = op.is_watch or (case.method == "GET" and bool(watch) and
+                               watch[0].lower() not in ("false", "0"))
     if watching or "stream=watch" in case.headers.get("Accept", ""):
         case.streams = True
         if "timeoutSeconds" not in names:
