@@ -125,10 +125,14 @@ class Strategy:
         """The finalizers a DELETE with ``options`` (``metav1.DeleteOptions`` as JSON;
         ``None`` from inside the server) leaves on ``obj`` for the garbage collector, or
         ``None`` when they stay as they are (``propagation.gc_finalizers``)."""
-        from .propagation import gc_finalizers
+        from .propagation import DELETE_DEPENDENTS, ORPHAN_DEPENDENTS, gc_finalizers
 
-        return gc_finalizers((obj.get("metadata") or {}).get("finalizers"), options,
-                             self.default_garbage_collection_policy)
+        policy = self.default_garbage_collection_policy
+        if options is None and policy == ORPHAN_DEPENDENTS:
+            # Upstream's orphaning defaults depend on the request's group version (batch/v1
+            # Jobs, v1 ReplicationControllers): a delete from inside has none.
+            policy = DELETE_DEPENDENTS
+        return gc_finalizers((obj.get("metadata") or {}).get("finalizers"), options, policy)
 
     # -- storage form ------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ class GarbageCollector(Controller):
             if self.server.discovery is not self._discovery:
                 self._sync_resources()
             self._drain()
-            batch = self._batch(graph.attempt_to_orphan, self._orphan_worker)
+            batch = self._batch(graph.attempt_to_orphan, self._orphan_worker, BATCH)
             batch += self._batch(graph.attempt_to_delete, self._delete_worker,
                                  BATCH - len(batch))
             if not batch:
@@ -129,9 +129,9 @@ class GarbageCollector(Controller):
         self.interval = max(0.005, min([1.0, *due]))
 
     @staticmethod
-    def _batch(queue, worker, size: int = 0) -> list:
+    def _batch(queue, worker, size: int) -> list:
         batch = []
-        while len(batch) < (size or BATCH):
+        while len(batch) < size:
             uid = queue.pop()
             if uid is None:
                 break
@@ -185,10 +185,9 @@ class GarbageCollector(Controller):
         cache = self.server.watch_cache
         with cache.lock:
             revision = cache.revision
-            watcher = cache.watch(ROOT + "/", revision)
+            self._watcher = watcher = cache.watch(ROOT + "/", revision)
             watcher.deliver = self._deliver
             self.changes.extend(watcher.get(0))
-        self._watcher = watcher
         self._list_revision = revision
         self._discovery = None
         log.info("garbage collector: building the dependency graph")

@@ -43,3 +43,15 @@ def test_both_options_and_an_unknown_policy_are_refused_as_upstream_words_it():
     assert validate_delete_options({"propagationPolicy": "Orphan"}) == []
     assert [str(e) for e in validate_dry_run(["All", "x"])] == [
         'dryRun: Unsupported value: []string{"All", "x"}: supported values: "All"']
+
+
+def test_orphaning_by_default_is_for_requests_only():
+    from kapiserver.registry.strategy import Strategy
+
+    class OrphanByDefault(Strategy):
+        default_garbage_collection_policy = ORPHAN_DEPENDENTS
+
+    strategy = OrphanByDefault(spec=None)
+    job = {"metadata": {"name": "j"}}
+    assert strategy.gc_finalizers(job, {}) == ["orphan"]  # a DELETE that says nothing
+    assert strategy.gc_finalizers(job, None) is None  # a delete from inside the server
