@@ -1076,7 +1076,7 @@ class RESTHandler:
                 value = body.get(key)
                 if value is not None and not isinstance(value, expected):
                     raise errors.BadRequest(
-                        f"json: cannot unmarshal {_json_type(value)} into Go struct field "
+                        f"json: cannot unmarshal {json_type(value)} into Go struct field "
                         f"DeleteOptions.{key} of type {go_type}")
         else:
             body = {}
@@ -1100,12 +1100,10 @@ class RESTHandler:
         return body if isinstance(body, dict) else {}
 
 
-def _json_type(value) -> str:
+def json_type(value) -> str:
     """How Go's JSON decoder names the type of a value it cannot decode into a field."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
         return f"number {json.dumps(value)}"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else "string"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")

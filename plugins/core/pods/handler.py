@@ -4,13 +4,11 @@ warns of a name that makes a surprising hostname."""
 
 from __future__ import annotations
 
-import json
-
 from flask import Response
 
 from kapiserver import errors
 from kapiserver.admission import DELETE
-from kapiserver.endpoints.handlers import RESTHandler
+from kapiserver.endpoints.handlers import RESTHandler, json_type
 
 from .registry import DeleteOptions
 
@@ -81,7 +79,7 @@ class PodHandler(RESTHandler):
             return DeleteOptions(grace, propagation=body), dry_run, body
         grace = self.decode_delete_options(ctx).get("gracePeriodSeconds")
         if grace is not None and _int(grace) is None:
-            raise errors.BadRequest(f"json: cannot unmarshal {_json_type(grace)} into Go struct "
+            raise errors.BadRequest(f"json: cannot unmarshal {json_type(grace)} into Go struct "
                                     "field DeleteOptions.gracePeriodSeconds of type int64")
         body, dry_run = self.read_delete_options(ctx)
         return DeleteOptions.from_body(body), dry_run, body
@@ -113,15 +111,6 @@ class PodHandler(RESTHandler):
             except errors.NotFound:
                 continue  # deleted meanwhile: that is what was asked
         return self.respond(ctx, listed)
-
-
-def _json_type(value) -> str:
-    """How Go's JSON decoder names the type of a value it cannot decode."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return f"number {json.dumps(value)}"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
 
 
 def warnings_on_create(pod: dict) -> list[str]:
