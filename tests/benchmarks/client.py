@@ -62,9 +62,10 @@ def create_namespace(credentials: Credentials, name: str) -> None:
         raise RuntimeError(f"creating namespace {name}: {status} {body}")
 
 
-def populate(credentials: Credentials, namespace: str, count: int, threads: int = 8) -> None:
-    """Create ``count`` ~1 KiB ConfigMaps ``cm-00000``... in ``namespace`` (set-up only)."""
-    names = iter(range(count))
+def send_all(credentials: Credentials, requests, threads: int = 8) -> list:
+    """Send ``(method, path, body)`` requests over ``threads`` keep-alive connections
+    (set-up only); returns the failures, ``(path, status, body)`` of each non-2xx answer."""
+    pending = iter(list(requests))
     lock = threading.Lock()
     failures = []
 
@@ -72,14 +73,12 @@ def populate(credentials: Credentials, namespace: str, count: int, threads: int 
         client = Client(credentials)
         while True:
             with lock:
-                i = next(names, None)
-            if i is None:
+                item = next(pending, None)
+            if item is None:
                 break
-            name = f"cm-{i:05d}"
-            status, body = client.request("POST", f"/api/v1/namespaces/{namespace}/configmaps",
-                                          objects.configmap(name, seed=name))
-            if status not in (201, 409):
-                failures.append((name, status, body))
+            status, body = client.request(*item)
+            if status >= 300:
+                failures.append((item[1], status, body))
         client.close()
 
     workers = [threading.Thread(target=work) for _ in range(threads)]
@@ -87,5 +86,14 @@ def populate(credentials: Credentials, namespace: str, count: int, threads: int 
         worker.start()
     for worker in workers:
         worker.join()
+    return failures
+
+
+def populate(credentials: Credentials, namespace: str, count: int, threads: int = 8) -> None:
+    """Create ``count`` ~1 KiB ConfigMaps ``cm-00000``... in ``namespace`` (set-up only)."""
+    failures = [failure for failure in send_all(credentials, (
+        ("POST", f"/api/v1/namespaces/{namespace}/configmaps",
+         objects.configmap(f"cm-{i:05d}", seed=f"cm-{i:05d}")) for i in range(count)), threads)
+        if failure[1] != 409]
     if failures:
         raise RuntimeError(f"{len(failures)} ConfigMaps not created, e.g. {failures[0]}")
