@@ -9,6 +9,7 @@ map keys, and writes float64 in ``'f'`` form between 1e-6 and 1e21.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -17,8 +18,14 @@ _HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
          "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
+#: A string Go writes as it is, between quotes (most names and values).
+_PLAIN = re.compile('[^"\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]*\\Z')
+
+
 def go_string(text: str) -> str:
     """A JSON string as jsoniter's standard-library-compatible config writes it."""
+    if _PLAIN.match(text):
+        return '"' + text + '"'
     out = ['"']
     for ch in text:
         code = ord(ch)

@@ -34,6 +34,9 @@ from typing import Any, Iterable, Mapping
 #: The segment a list item takes when a path is matched against patterns.
 ITEM = object()
 _NO_DEFAULT = object()
+#: Cursors (and their steps) a table remembers: those of its kind's fields, and of the
+#: map keys met most (label and annotation names), bounded.
+_MEMO_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,10 @@ class ListTypes:
             self._node(pattern).default = value
         for pattern in self.verbatim:
             self._node(pattern).verbatim = True
+        # What each cursor reached so far answers (a table is immutable, so are they):
+        # objects are walked once per write, their fields the same each time.
+        self._steps: dict = {}
+        self._facts: dict = {}
 
     def _node(self, pattern: str) -> _Node:
         node = self._root
@@ -126,9 +133,34 @@ class ListTypes:
         """The cursor at the root of an object."""
         return (self._root,)
 
-    @staticmethod
-    def descend(cursor: tuple, segment: Any) -> tuple:
+    def descend(self, cursor: tuple, segment: Any) -> tuple:
         """The cursor one step down: ``segment`` is a field name or ``ITEM``."""
+        step = (cursor, segment)
+        found = self._steps.get(step)
+        if found is None:
+            found = self._descend(cursor, segment)
+            if len(self._steps) < _MEMO_LIMIT:
+                self._steps[step] = found
+        return found
+
+    def _facts_at(self, cursor: tuple) -> tuple:
+        """``(atomic, list type, verbatim, defaults)`` at ``cursor``; defaults as
+        ``(name, value)`` pairs of the fields present in Go's zero value there."""
+        facts = self._facts.get(cursor)
+        if facts is None:
+            list_type = next((node.list_type for node in cursor
+                              if node.list_type is not None), ATOMIC)
+            defaults = tuple((name, child.default) for node in cursor
+                             for name, child in node.children.items()
+                             if child.default is not _NO_DEFAULT)
+            facts = (any(node.atomic for node in cursor), list_type,
+                     any(node.verbatim for node in cursor), defaults)
+            if len(self._facts) < _MEMO_LIMIT:
+                self._facts[cursor] = facts
+        return facts
+
+    @staticmethod
+    def _descend(cursor: tuple, segment: Any) -> tuple:
         out = []
         for node in cursor:
             if segment is not ITEM:
@@ -139,16 +171,11 @@ class ListTypes:
                 out.append(node.star)
         return tuple(out)
 
-    @staticmethod
-    def list_type_at(cursor: tuple) -> ListType:
-        for node in cursor:
-            if node.list_type is not None:
-                return node.list_type
-        return ATOMIC
+    def list_type_at(self, cursor: tuple) -> ListType:
+        return self._facts_at(cursor)[1]
 
-    @staticmethod
-    def atomic_at(cursor: tuple) -> bool:
-        return any(node.atomic for node in cursor)
+    def atomic_at(self, cursor: tuple) -> bool:
+        return self._facts_at(cursor)[0]
 
     def _cursor_for(self, path: str) -> tuple:
         cursor = self.cursor()
@@ -171,17 +198,18 @@ class ListTypes:
         ``omit_empty`` (but for ``verbatim`` subtrees); list items are kept."""
         if cursor is None:
             cursor = self.cursor() if self.verbatim else ()
-        if any(node.verbatim for node in cursor):
-            return copy.deepcopy(obj)
+        if cursor and self._facts_at(cursor)[2]:
+            return _json_copy(obj)
         if isinstance(obj, dict):
             out = {}
             for key, value in obj.items():
                 if value is None:
                     continue
                 if isinstance(value, (dict, list)):
-                    value = self.prune(value, self.descend(cursor, key) if cursor else ())
+                    inner = self.descend(cursor, key) if cursor else ()
+                    value = self.prune(value, inner)
                     if self.omit_empty and not value and not (
-                            cursor and any(n.verbatim for n in self.descend(cursor, key))):
+                            inner and self._facts_at(inner)[2]):
                         continue
                 out[key] = value
             return out
@@ -199,10 +227,9 @@ class ListTypes:
 
     def _fill(self, value: Any, cursor: tuple) -> None:
         if isinstance(value, dict):
-            for node in cursor:
-                for name, child in node.children.items():
-                    if child.default is not _NO_DEFAULT and name not in value:
-                        value[name] = copy.deepcopy(child.default)
+            for name, default in self._facts_at(cursor)[3]:
+                if name not in value:
+                    value[name] = _json_copy(default)
             for key, item in value.items():
                 if isinstance(item, (dict, list)):
                     self._fill(item, self.descend(cursor, key))
@@ -211,6 +238,17 @@ class ListTypes:
             for item in value:
                 if isinstance(item, (dict, list)):
                     self._fill(item, items)
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy of a decoded JSON value (``copy.deepcopy``'s result, sooner)."""
+    if value.__class__ is dict:
+        return {key: _json_copy(item) for key, item in value.items()}
+    if value.__class__ is list:
+        return [_json_copy(item) for item in value]
+    if value is None or value.__class__ in (str, int, float, bool):
+        return value
+    return copy.deepcopy(value)
 
 
 # -- built-in kinds ----------------------------------------------------------------------------
