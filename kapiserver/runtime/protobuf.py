@@ -152,6 +152,18 @@ class Codec:
         out.update(normalize_message(self, message, obj))
         return out
 
+    def normalize_field(self, api_version: str, kind: str, name: str, value):
+        """``normalize`` of one top-level field of a ``kind`` object (``spec``): what an
+        admission plugin that wrote only there needs, without the rest (a pod's
+        managedFields cost as much as its spec)."""
+        field = self._lookup(api_version, kind)._by_json_name.get(name)
+        if field is None or field.label != SINGLE or field.kind != MESSAGE:
+            raise ProtobufError(f"{kind} has no struct field {name!r}")
+        try:
+            return normalize_message(self, field.message, {} if value is None else value)
+        except ProtobufError as err:
+            raise err.at(name) from None
+
     def encode_item(self, api_version: str, kind: str, obj: dict) -> bytes:
         """The message of ``obj`` as a list holds it: no envelope, no kind (what a LIST
         answer joins; a server caches these per stored revision)."""

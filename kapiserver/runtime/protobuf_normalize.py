@@ -196,6 +196,10 @@ def _value(codec, field: Field, value):
     if kind == RAW_EXTENSION or kind == FIELDS_V1:
         if value is None:
             return None
+        if kind == FIELDS_V1 and value.__class__ is dict:
+            fields = _fields_copy(value)  # the usual form: maps of maps, copied faster
+            if fields is not None:
+                return fields
         # The raw JSON as decode reads it back (a fresh copy, numbers as json reads them).
         return json.loads(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     if kind == OBJECT:
@@ -203,6 +207,23 @@ def _value(codec, field: Field, value):
     if kind == MESSAGE:
         return normalize_message(codec, field.message, {} if value is None else value)
     return _schema_wrapper(codec, field, value)  # the JSONSchemaProps wrappers
+
+
+def _fields_copy(fields: dict):
+    """A copy of a FieldsV1 set whose every value is a map (of maps) with string keys, as
+    the JSON round trip would give; ``None`` for anything else (left to that round trip)."""
+    out = {}
+    for key, child in fields.items():
+        if key.__class__ is not str or child.__class__ is not dict:
+            return None
+        if child:
+            child = _fields_copy(child)
+            if child is None:
+                return None
+        else:
+            child = {}
+        out[key] = child
+    return out
 
 
 def _schema_wrapper(codec, field: Field, value):

@@ -238,17 +238,22 @@ class ServiceAccountAdmission(AdmissionPlugin):
     def _namespace_refused(self, namespace: str) -> bool:
         """Whether NamespaceLifecycle will refuse the create: it runs before this plugin
         in kube-apiserver, so a pod in a missing or terminating namespace never meets the
-        service-account lookup (and its wait) there."""
+        service-account lookup (and its wait) there. Asked only when the account is
+        missing: a pod whose account exists gets it, as from upstream's plugin."""
         try:
             obj = self.server.registries[("", "namespaces")].get("", namespace)
         except errors.NotFound:
             return True
         return _dict(obj.get("status")).get("phase") == "Terminating"
 
-    def service_account(self, namespace: str, name: str) -> dict:
+    def service_account(self, namespace: str, name: str,
+                        namespace_check: bool = False) -> dict | None:
         """``getServiceAccount``: the service account, looked for again for a while when
         it is the ``default`` one the controller may be about to create; raises
-        ``NotFound`` worded as upstream's (``serviceaccount "x" not found``)."""
+        ``NotFound`` worded as upstream's (``serviceaccount "x" not found``). With
+        ``namespace_check``, None when it is missing and its namespace too, or the
+        namespace is terminating (``_namespace_refused``): no wait for an account that
+        will not come."""
         registry = self.server.registries[("", "serviceaccounts")]
         attempts = DEFAULT_ACCOUNT_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT else 1
         # Upstream draws one interval per lookup.
@@ -259,13 +264,16 @@ class ServiceAccountAdmission(AdmissionPlugin):
             try:
                 return registry.get(namespace, name)
             except errors.NotFound:
-                continue
+                pass
+            if namespace_check and not attempt and self._namespace_refused(namespace):
+                return None
         raise errors.NotFound(f"serviceaccount {errors.go_quote(name)} not found",
                               errors.status_details(name=name, kind="serviceaccount"))
 
-    def _account_or_refuse(self, attributes, name: str) -> dict:
+    def _account_or_refuse(self, attributes, name: str,
+                           namespace_check: bool = False) -> dict | None:
         try:
-            return self.service_account(attributes.namespace, name)
+            return self.service_account(attributes.namespace, name, namespace_check)
         except errors.StatusError as err:
             raise _forbidden(attributes, f"error looking up service account "
                                          f"{attributes.namespace}/{name}: {err.message}") from None
@@ -282,16 +290,20 @@ class ServiceAccountAdmission(AdmissionPlugin):
             # validating, so its refusals come before the object's validation).
             self._validate_mirror_pod(attributes, _dict(pod.get("spec")))
             return
-        if self._namespace_refused(attributes.namespace):
-            return
         spec = pod.get("spec")
-        if not isinstance(spec, dict):
-            spec = pod["spec"] = {}
         # ``serviceAccount`` is the deprecated alias: the name wins when both are given
         # (v1 conversion), and the alias always echoes the name on the way out.
+        name = (_dict(spec).get("serviceAccountName") or _dict(spec).get("serviceAccount")
+                or DEFAULT_SERVICE_ACCOUNT)
+        # A pod whose namespace is missing or terminating is left alone (NamespaceLifecycle
+        # refuses it: it runs first in kube-apiserver).
+        account = self._account_or_refuse(attributes, name, namespace_check=True)
+        if account is None:
+            return
+        if not isinstance(spec, dict):
+            spec = pod["spec"] = {}
         if not spec.get("serviceAccountName"):
-            spec["serviceAccountName"] = spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT
-        account = self._account_or_refuse(attributes, spec["serviceAccountName"])
+            spec["serviceAccountName"] = name
         if should_automount(account, spec):
             mount_service_account_token(spec)
         if not spec.get("imagePullSecrets"):
@@ -300,7 +312,7 @@ class ServiceAccountAdmission(AdmissionPlugin):
                 spec["imagePullSecrets"] = pull
         spec["serviceAccount"] = spec["serviceAccountName"]
         _normalize(pod)
-        self._validate_create(attributes, _dict(pod.get("spec")))
+        self._validate_create(attributes, _dict(pod.get("spec")), account)
 
     def validate(self, attributes):
         if self._ignores(attributes):
@@ -315,19 +327,22 @@ class ServiceAccountAdmission(AdmissionPlugin):
         if MIRROR_POD_ANNOTATION_KEY in _dict(meta.get("annotations")):
             self._validate_mirror_pod(attributes, spec)
             return
-        if self._namespace_refused(attributes.namespace):
-            return
+        if not spec.get("serviceAccountName") and self._namespace_refused(attributes.namespace):
+            return  # left alone by admit: NamespaceLifecycle refuses it
         self._validate_create(attributes, spec)
 
-    def _validate_create(self, attributes, spec: dict) -> None:
+    def _validate_create(self, attributes, spec: dict, account: dict | None = None) -> None:
         """The service account named exists; with ``enforce-mountable-secrets``, the pod
-        uses only the secrets it lists."""
+        uses only the secrets it lists. ``account``: the one admit just read."""
         meta = _dict(attributes.object.get("metadata"))
         name = spec.get("serviceAccountName")
         if not name:
             raise _forbidden(attributes, f"no service account specified for pod "
                                          f"{attributes.namespace}/{meta.get('name', '')}")
-        account = self._account_or_refuse(attributes, name)
+        if account is None or _dict(account.get("metadata")).get("name") != name:
+            account = self._account_or_refuse(attributes, name, namespace_check=True)
+            if account is None:
+                return  # the namespace is missing or terminating: as in admit
         if enforces_mountable_secrets(account):
             refusal = secret_reference_refusal(account, spec)
             if refusal:
@@ -370,7 +385,11 @@ def _forbidden(attributes, message: str) -> errors.Forbidden:
 
 def _normalize(pod: dict) -> None:
     # What was added goes where Go's PodSpec puts it (volumes first, serviceAccount after
-    # serviceAccountName, a mount's fields in VolumeMount's order).
-    from kapiserver.registry.builtin_strategy import normalize
+    # serviceAccountName, a mount's fields in VolumeMount's order). Only the spec changed:
+    # the rest (managedFields among it) is not normalized again.
+    from kapiserver.runtime.protobuf import default_codec
 
-    normalize(pod, "v1", "Pod")
+    spec = pod["spec"]
+    normalized = default_codec().normalize_field("v1", "Pod", "spec", spec)
+    spec.clear()
+    spec.update(normalized)
