@@ -4,6 +4,7 @@ and its ephemeral containers, their field selectors and graceful deletion."""
 from __future__ import annotations
 
 import copy
+import json
 
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.builtin_strategy import StatusStrategy
@@ -53,6 +54,13 @@ def check_graceful_delete(pod: dict, grace_period) -> int:
     return 1 if period < 0 else period
 
 
+def _prepared_parts(pod: dict) -> str:
+    """What ``PrepareForCreate``'s feature steps may change (the spec, the annotations,
+    the status), as text to compare."""
+    return json.dumps((pod.get("spec"), _dict(pod.get("metadata")).get("annotations"),
+                       pod.get("status")), separators=(",", ":"))
+
+
 class PodStrategy(CoreStrategy):
     """``podStrategy``: defaults, ``PrepareForCreate``/``PrepareForUpdate``, validation,
     selectable fields, the Table and graceful deletion."""
@@ -69,12 +77,16 @@ class PodStrategy(CoreStrategy):
         from kapiserver.apis.core.qos import get_pod_qos
 
         # GetPodQOS reads the status as sent, before it is replaced.
-        obj["status"] = {"phase": PENDING, "qosClass": get_pod_qos(obj)}
+        obj["status"] = {"phase": PENDING, "qosClass": get_pod_qos(obj)}  # in Go's order
+        before = _prepared_parts(obj)
         disabled.drop_disabled_pod_fields(obj, None)
         disabled.apply_scheduling_gated_condition(obj)
         disabled.mutate_pod_affinity(obj)
         disabled.apply_app_armor_version_skew(obj)
-        self.normalize(obj)
+        # Defaulting left the object in Go's form: normalized again only if the steps
+        # above changed it (most pods use no feature they touch).
+        if _prepared_parts(obj) != before:
+            self.normalize(obj)
 
     def on_update(self, new: dict, old: dict) -> None:
         disabled.drop_disabled_pod_fields(new, old)
