@@ -328,7 +328,7 @@ class FlowControl:
             else:
                 state.max_seats = 0
             if state.new:
-                state.current = nominal - lendable_cl // 2
+                state.current = max(nominal - lendable_cl // 2, 0 if state.exempt else 1)
                 state.new = False
         self.update_borrowing(reset=False)
 
@@ -384,6 +384,10 @@ class FlowControl:
                     current = state.min + go_round((floor - state.min) * share)
                 else:
                     current = go_round(allocations[index])
+                # A worker's share of a small server can round a level's floor down to no
+                # seat at all, and a level with no seat never dispatches what it queues:
+                # a limited level keeps at least one.
+                current = max(current, 1)
             state.current = current
             observer = state.metrics
             observer.set(families.DEMAND_HIGH_WATERMARK, state.high_watermark)

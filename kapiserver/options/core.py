@@ -89,8 +89,9 @@ def add_core_options(options) -> None:
         "mutating requests served at once, across workers; 0 = unlimited")
     add("enable-priority-and-fairness", fields.Boolean(load_default=True),
         "API Priority and Fairness: classify requests by FlowSchema and queue them fairly "
-        "within their priority level's share of the two limits above (their sum); false: "
-        "the max-in-flight limits apply instead")
+        "within their priority level's share of --max-requests-inflight + "
+        "--max-mutating-requests-inflight; false: those two limits apply as they are "
+        "(max-in-flight)")
     add("request-timeout", Duration(load_default=60.0),
         "how long a request that is not long-running (watch, proxy, exec, logs) may take; "
         "a request's timeout parameter may only shorten it")

@@ -162,8 +162,8 @@ def test_suggested_objects_are_restored_unless_auto_update_is_off(api):
 def small(kapiserver_factory):
     """One worker with 4 seats in all: a Reject level of 1 seat for dave, a queuing level
     of 1 seat (one queue) for erin and frank."""
-    server = kapiserver_factory(plugins=[PROBE], config={
-        "max-requests-inflight": 2, "max-mutating-requests-inflight": 2})
+    server = kapiserver_factory(plugins=[PROBE], start=False, config={
+        "max-requests-inflight": 2, "max-mutating-requests-inflight": 2}).start(timeout=90)
     _create(server, "prioritylevelconfigurations", _level("tight", {"type": "Reject"}))
     _create(server, "prioritylevelconfigurations", _level("narrow", {
         "type": "Queue", "queuing": {"queues": 1, "handSize": 1, "queueLengthLimit": 5}}))
