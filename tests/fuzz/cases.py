@@ -269,7 +269,9 @@ def bound(op: Operation, case: Case) -> Case:
         selector = next((value for name, value in case.params if name == "labelSelector"),
                         None)
         case.params = [(n, val) for n, val in case.params if n != "labelSelector"]
-        case.params.append(("labelSelector", f"{selector},{TARGET_LABEL}"
+        # The label's requirement first: a selector ends at a NUL where a token starts
+        # (upstream's lexer, kept as it is), so "\x00,<label>" would select everything.
+        case.params.append(("labelSelector", f"{TARGET_LABEL},{selector}"
                             if selector else TARGET_LABEL))
     if op.action == "get" and op.subresource == "log":
         case.params = [(n, val) for n, val in case.params if n != "follow"]
