@@ -1093,11 +1093,22 @@ class RESTHandler:
         return body, bool(values)
 
     def decode_delete_options(self, ctx) -> dict:
+        """The DELETE body's ``DeleteOptions``; one that does not fit the Go type is a 400
+        naming the field as Go's decoder does (upstream lets that error through as a 500)."""
+        from ..runtime.decoding import type_error
+
+        data = ctx.request.get_data() or b"{}"
         try:
-            body = patch.load_json(ctx.request.get_data() or b"{}")
+            body = patch.load_json(data)
         except ValueError as err:
             raise errors.BadRequest(f"invalid DeleteOptions: {err}") from None
-        return body if isinstance(body, dict) else {}
+        if not isinstance(body, dict):
+            return {}
+        problem = type_error(dict(body, kind="DeleteOptions", apiVersion="meta.k8s.io/v1"),
+                             "meta.k8s.io/v1", "DeleteOptions", data)
+        if problem is not None:
+            raise errors.BadRequest(problem)
+        return body
 
 
 def json_type(value) -> str:

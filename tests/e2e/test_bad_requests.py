@@ -101,3 +101,16 @@ def test_cluster_scoped_resources_under_a_namespace_are_not_found(api, path):
     assert api.get(path, **ADMIN).status_code == 404
     assert api.get("/api/v1/namespaces/default", **ADMIN).status_code == 200
     assert api.get("/api/v1/namespaces/default/status", **ADMIN).status_code == 200
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"preconditions": 1}, "json: cannot unmarshal number into Go struct field "
+                           "DeleteOptions.preconditions of type v1.Preconditions"),
+    ({"dryRun": "All"}, "json: cannot unmarshal string into Go struct field "
+                        "DeleteOptions.dryRun of type []string")])
+def test_delete_options_of_the_wrong_type_are_a_bad_request(api, options, message):
+    api.request("POST", CMS, json=cm("kept"), **ADMIN)
+    response = api.request("DELETE", f"{CMS}/kept", json={
+        "kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **options}, **ADMIN)
+    assert_status(response, 400, "BadRequest", message)
+    assert api.get(f"{CMS}/kept", **ADMIN).status_code == 200
