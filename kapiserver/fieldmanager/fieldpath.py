@@ -12,6 +12,7 @@ new sets and never changes its operands.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Iterable, Iterator
@@ -77,6 +78,8 @@ class PathElement:
     @classmethod
     def field(cls, name: str) -> PathElement:
         """A struct field or map key: ``f:name``."""
+        if name.__class__ is str:
+            return _field_element(name)  # immutable: one per name will do
         return cls("f", name)
 
     @classmethod
@@ -162,6 +165,13 @@ class PathElement:
 
 
 Path = tuple  # a tuple of PathElement
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_element(name: str) -> PathElement:
+    """The ``f:`` element of ``name``, shared: field names repeat in every object of a
+    kind (bounded: map keys such as label names are names too)."""
+    return PathElement("f", name)
 
 
 def make_path(*parts: Any) -> Path:

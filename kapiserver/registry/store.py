@@ -118,19 +118,44 @@ def order_metadata(obj: dict) -> None:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return
-    ranks = [_META_RANK.get(key, len(_META_RANK)) for key in meta]
-    if ranks != sorted(ranks):
+    if not _in_order(meta):
         ordered = sorted(meta.items(), key=lambda item: _META_RANK.get(item[0],
                                                                        len(_META_RANK)))
         meta.clear()
         meta.update(ordered)
 
 
+_RESOURCE_VERSION_RANK = _META_RANK["resourceVersion"]
+
+
+def _in_order(meta: dict) -> bool:
+    last = -1
+    for key in meta:
+        rank = _META_RANK.get(key, len(_META_RANK))
+        if rank < last:
+            return False
+        last = rank
+    return True
+
+
 def set_resource_version(obj: dict, revision: int) -> None:
     """Set ``metadata.resourceVersion`` where Go writes it (after ``uid``)."""
     meta = obj.setdefault("metadata", {})
-    meta["resourceVersion"] = str(revision)
-    order_metadata(obj)
+    value = str(revision)
+    if not isinstance(meta, dict) or "resourceVersion" in meta or not _in_order(meta):
+        meta["resourceVersion"] = value
+        order_metadata(obj)
+        return
+    # Every read adds it to metadata in Go's order (as stored): put in its place in one
+    # pass, the same order as sorting gives.
+    items = list(meta.items())
+    meta.clear()
+    for key, item in items:
+        if value is not None and _META_RANK.get(key, len(_META_RANK)) > _RESOURCE_VERSION_RANK:
+            meta["resourceVersion"], value = value, None
+        meta[key] = item
+    if value is not None:
+        meta["resourceVersion"] = value
 
 
 def decode(value: bytes, revision: int) -> dict:
