@@ -84,8 +84,8 @@ def builtin_list_types(group: str, version: str, kind: str) -> ListTypes | None:
     codec = default_codec()
     if not codec.known(api_version, kind):
         return None
-    definitions = schemas.builtin()["definitions"]
-    model = schemas.models(definitions).get((group, version, kind))
+    definitions, models = schemas.builtin_index()
+    model = models.get((group, version, kind))
     if model is None:
         return None
     found = extensions.derive(definitions, model)

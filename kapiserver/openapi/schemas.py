@@ -9,10 +9,12 @@ both from one Go definition: plain ``$ref`` next to its siblings, defaults prune
 
 The shipped data is read when documents are built (rarely: on the first request and after
 ``invalidate()``) and not kept: the built documents hold all a server needs between builds.
+Only ``builtin_index()`` keeps one read (2 MiB) for deriving kinds' merge keys and list types.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -62,6 +64,18 @@ def builtin() -> dict:
         for key, table in out.items():
             table.update(data.get(key, {}))
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_index() -> tuple[dict, dict]:
+    """``(definitions, models(definitions))`` of the data files, read once per process.
+
+    Shared by whatever derives facts from the shipped schemas kind by kind (the built-in
+    kinds' merge keys and list types, on each kind's first write): a start that writes a
+    dozen kinds reads the megabyte of JSON once, not once per kind. Never change them.
+    """
+    definitions = builtin()["definitions"]
+    return definitions, models(definitions)
 
 
 def read_definitions(path: str) -> dict:

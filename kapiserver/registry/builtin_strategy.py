@@ -28,8 +28,8 @@ def builtin_merge_keys(group: str, version: str, kind: str) -> dict:
     """Strategic merge keys of a built-in kind, from its OpenAPI extensions (cached)."""
     from ..openapi import extensions, schemas
 
-    definitions = schemas.builtin()["definitions"]
-    model = schemas.models(definitions).get((group, version, kind))
+    definitions, models = schemas.builtin_index()
+    model = models.get((group, version, kind))
     if model is None:
         return {}
     return dict(extensions.derive(definitions, model).merge_keys)
@@ -204,9 +204,20 @@ class StatusStrategy(Strategy):
         self.main = main
         self.has_generation = main.has_generation
         self.status_subresource = True
-        self.merge_keys = main.merge_keys
-        self.list_types = main.list_types
-        self.apply_shape = main.apply_shape
+
+    # The main strategy's, derived on the kind's first patch or write, not at install.
+
+    @property
+    def merge_keys(self) -> dict | None:
+        return self.main.merge_keys
+
+    @property
+    def list_types(self):
+        return self.main.list_types
+
+    @property
+    def apply_shape(self):
+        return self.main.apply_shape
 
     def apply_defaults(self, obj: dict) -> None:
         self.main.apply_defaults(obj)
