@@ -1071,13 +1071,6 @@ class RESTHandler:
             if ctx.audit is not None:
                 ctx.audit.log_request_object({"kind": "DeleteOptions",
                                               "apiVersion": "meta.k8s.io/v1", **body})
-            for key, expected, go_type in (("propagationPolicy", str, "v1.DeletionPropagation"),
-                                           ("orphanDependents", bool, "bool")):
-                value = body.get(key)
-                if value is not None and not isinstance(value, expected):
-                    raise errors.BadRequest(
-                        f"json: cannot unmarshal {json_type(value)} into Go struct field "
-                        f"DeleteOptions.{key} of type {go_type}")
         else:
             body = {}
             if args.get("propagationPolicy") is not None:
