@@ -41,12 +41,18 @@ class PluginManager(pluggy.PluginManager):
 
     def load_entry_points(self) -> None:
         """Import and register every ``kapiserver`` entry point; import errors propagate."""
+        # A distribution's name and version parse its METADATA file on every access, and
+        # one distribution ships many plugins (kapiserver's own: every built-in).
+        origins: dict[int, tuple[str, str]] = {}
         for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
                          key=lambda e: e.name):
             if self.has_plugin(ep.name):
                 continue
-            dist = ep.dist.metadata["Name"] if ep.dist else "?"
-            version = ep.dist.version if ep.dist else "?"
+            if id(ep.dist) not in origins:
+                metadata = ep.dist.metadata if ep.dist else None
+                origins[id(ep.dist)] = ((metadata["Name"], metadata["Version"])
+                                        if metadata is not None else ("?", "?"))
+            dist, version = origins[id(ep.dist)]
             try:
                 plugin = ep.load()
             except Exception as err:
