@@ -16,6 +16,7 @@ group such as ``cn=ops,dc=example,dc=com``).
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
 import queue
 import signal
@@ -48,6 +49,12 @@ class KapiserverWorker(GeventWorker):
         # that log or compare headers must not see "gunicorn".
         wsgi.Response = QuietResponse
         super().init_process()
+
+    def patch(self):
+        # gevent looks for plugins of each of its ~30 monkey-patching events by scanning
+        # every installed distribution's entry points (several ms each time): scan once.
+        with _entry_points_scanned_once():
+            super().patch()
 
     def timeout_ctx(self):
         # gunicorn waits for each request of a kept-alive connection inside this context.
@@ -170,6 +177,26 @@ class _RawHeaders:
         if headers is not None:
             environ[RAW_HEADERS] = headers
         return self.app(environ, start_response)
+
+
+@contextlib.contextmanager
+def _entry_points_scanned_once():
+    """``importlib.metadata.entry_points(...)`` answered from one scan meanwhile (this
+    process has one thread yet: no caller elsewhere sees the stand-in)."""
+    scan = importlib.metadata.entry_points
+    found = None
+
+    def entry_points(**params):
+        nonlocal found
+        if found is None:
+            found = scan()
+        return found.select(**params) if params else found
+
+    importlib.metadata.entry_points = entry_points
+    try:
+        yield
+    finally:
+        importlib.metadata.entry_points = scan
 
 
 def _drain(signal_queue) -> list:
