@@ -20,6 +20,7 @@ from . import metrics as families
 from .allocation import Item, compute_allocation
 from .fairqueuing import EXECUTE, Integrator, Observer, QueueSet
 from .matching import flow_distinguisher, hash_flow, matches, matching_order
+from .timing import TimingRatio
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +60,29 @@ class Schema:
 class LevelMetrics(Observer):
     """A priority level's metric children, written as its queue set reports."""
 
-    def __init__(self, vectors: dict, name: str):
+    def __init__(self, vectors: dict, name: str, clock=time.monotonic):
         self.vectors = vectors
         self.name = name
+        self.clock = clock
         self._children: dict = {}
+        #: The timing ratio histograms, flushed every second.
+        self.timing: list[TimingRatio] = []
+        self.seat_utilization = self._timing(families.SEAT_UTILIZATION, "executing")
+        self.waiting_utilization = self._timing(families.REQUEST_UTILIZATION, "waiting")
+        self.executing_utilization = self._timing(families.REQUEST_UTILIZATION, "executing")
+        self.demand_ratio = self._timing(families.DEMAND_SEATS)
+
+    def _timing(self, family, *phase) -> TimingRatio:
+        child = TimingRatio(self.vectors[family.name].labels(*phase, self.name),
+                            family.buckets, self.clock)
+        self.timing.append(child)
+        return child
+
+    def set_denominators(self, concurrency: float, waiting: float | None = None) -> None:
+        for child in (self.seat_utilization, self.executing_utilization, self.demand_ratio):
+            child.set_denominator(concurrency)
+        if waiting is not None:
+            self.waiting_utilization.set_denominator(waiting)
 
     def child(self, family, *labels):
         key = (family.name, labels)
@@ -74,10 +94,16 @@ class LevelMetrics(Observer):
     def waiting(self, fs_name, requests, seats):
         self.child(families.INQUEUE_REQUESTS, fs_name).inc(requests)
         self.child(families.INQUEUE_SEATS, fs_name).inc(seats)
+        self.waiting_utilization.add(requests)
 
     def executing(self, fs_name, requests, seats):
         self.child(families.EXECUTING_REQUESTS, fs_name).inc(requests)
         self.child(families.EXECUTING_SEATS, fs_name).inc(seats)
+        self.executing_utilization.add(requests)
+        self.seat_utilization.add(seats)
+
+    def demand(self, seats):
+        self.demand_ratio.set(seats)
 
     def rejected(self, fs_name, reason):
         self.child(families.REJECTED, fs_name, reason).inc()
@@ -110,6 +136,9 @@ class _Nothing:
         pass
 
     def observe(self, value):
+        pass
+
+    def observe_many(self, counts, total):
         pass
 
 
@@ -204,7 +233,7 @@ class Admission:
     uids go in the response headers) and, unless ``rejected``, its place in a queue set."""
 
     __slots__ = ("schema", "level", "request", "reason", "estimate", "queued", "started",
-                 "arrival")
+                 "arrival", "kind")
 
     def __init__(self, schema: Schema, level: LevelState):
         self.schema, self.level = schema, level
@@ -214,6 +243,7 @@ class Admission:
         self.queued = False
         self.started = 0.0
         self.arrival = 0.0
+        self.kind = "readOnly"
 
     @property
     def rejected(self) -> bool:
@@ -240,6 +270,11 @@ class FlowControl:
         self.fair_frac = 0.0
         #: The latest retry-after per priority level (``droppedRequestsTracker``).
         self.dropped = DroppedRequests(clock=time.time)
+        #: ``read_vs_write_current_requests``: (phase, request kind) -> its timing ratio.
+        self.read_vs_write = {
+            (phase, kind): TimingRatio(self.vectors[families.READ_VS_WRITE.name].labels(
+                phase, kind), families.READ_VS_WRITE.buckets, clock)
+            for phase in ("waiting", "executing") for kind in ("readOnly", "mutating")}
         self.apply_config([], [])
 
     # -- configuration ------------------------------------------------------------------------
@@ -248,7 +283,7 @@ class FlowControl:
         name = _dict(obj.get("metadata")).get("name", "")
         state = self.levels.get(name)
         if state is None:
-            observer = LevelMetrics(self.vectors, name)
+            observer = LevelMetrics(self.vectors, name, self.clock)
             queues = QueueSet(name, self.clock, observer, self.event_factory)
             state = LevelState(obj, queues, observer, self.clock)
         state.obj = obj
@@ -308,6 +343,7 @@ class FlowControl:
         from the shares, then the current limits (``updateBorrowingLocked``)."""
         share_sum = sum(state.commons()[0] for state in self.levels.values()) or 1
         self.nominal_sum = 0
+        most_waiting = 0
         for state in self.levels.values():
             shares, lendable, borrowing = state.commons()
             nominal = math.ceil(self.server_limit * shares / share_sum)
@@ -321,6 +357,12 @@ class FlowControl:
             state.metrics.set(families.UPPER_LIMIT, state.max)
             self.nominal_sum += nominal
             queuing = state.queuing()
+            waiting = 1
+            if queuing is not None:
+                waiting = max(_int(queuing.get("queueLengthLimit"), 50), 1) * \
+                    max(_int(queuing.get("queues"), 64), 1)
+                most_waiting += waiting
+            state.metrics.waiting_utilization.set_denominator(waiting)
             if queuing is not None:
                 hand = _int(queuing.get("handSize"), 8) or 1
                 state.max_seats = max(1, min(math.ceil(nominal * MAX_SEATS_PERCENT),
@@ -330,6 +372,8 @@ class FlowControl:
             if state.new:
                 state.current = max(nominal - lendable_cl // 2, 0 if state.exempt else 1)
                 state.new = False
+        for (phase, _), child in self.read_vs_write.items():
+            child.set_denominator(most_waiting if phase == "waiting" else self.nominal_sum)
         self.update_borrowing(reset=False)
 
     def update_borrowing(self, reset: bool = True) -> None:
@@ -390,6 +434,8 @@ class FlowControl:
                 current = max(current, 1)
             state.current = current
             observer = state.metrics
+            observer.set_denominators(current if current > 0 else
+                                      max(1, go_round(self.server_limit / 10)))
             observer.set(families.DEMAND_HIGH_WATERMARK, state.high_watermark)
             observer.set(families.DEMAND_AVERAGE, state.average)
             observer.set(families.DEMAND_STDEV, state.deviation)
@@ -415,6 +461,7 @@ class FlowControl:
         schema, state = self.classify(user, info)
         admission = Admission(schema, state)
         admission.arrival = self.clock()
+        admission.kind = kind = "readOnly" if info.is_read_only else "mutating"
         hash_value, distinguisher = 0, ""
         if not state.exempt:
             queuing = state.queuing()
@@ -434,6 +481,8 @@ class FlowControl:
             return admission
         if request.decision != EXECUTE:
             admission.queued = True
+            waiting = self.read_vs_write[("waiting", kind)]
+            waiting.add(1)
             try:
                 executed = queues.wait(request, wait_limit)
             except BaseException:  # the greenlet was killed while it waited
@@ -442,6 +491,8 @@ class FlowControl:
                 else:
                     queues.cancel(request)
                 raise
+            finally:
+                waiting.add(-1)
             state.demand.set(queues.seats_in_use + queues.seats_waiting)
             metrics.child(families.WAIT_DURATION, schema.name, "true" if executed else "false") \
                 .observe(self.clock() - admission.arrival)
@@ -450,6 +501,7 @@ class FlowControl:
                 self.dropped.record(state.name)
                 return admission
         queues.note_dispatched()
+        self.read_vs_write[("executing", kind)].add(1)
         metrics.child(families.DISPATCHED, schema.name).inc()
         admission.started = self.clock()
         return admission
@@ -458,6 +510,7 @@ class FlowControl:
         """The admitted request has finished (a watch: its initialization)."""
         state, request = admission.level, admission.request
         state.queues.finish(request)
+        self.read_vs_write[("executing", admission.kind)].add(-1)
         state.demand.set(state.queues.seats_in_use + state.queues.seats_waiting)
         state.metrics.child(families.EXECUTION_SECONDS, admission.schema.name,
                             "watch" if watch else "regular") \
@@ -465,6 +518,14 @@ class FlowControl:
 
     def retry_after(self, level: str) -> int:
         return self.dropped.retry_after(level)
+
+    def flush_timing(self) -> None:
+        """Write the time the timing ratio histograms counted since the last flush."""
+        for state in self.levels.values():
+            for child in state.metrics.timing:
+                child.flush()
+        for child in self.read_vs_write.values():
+            child.flush()
 
 
 def dangling_condition(obj: dict, dangling: bool, level: str) -> dict | None:

@@ -86,9 +86,36 @@ FAIR_FRAC = _alpha("seat_fair_frac", "Fair fraction of server's concurrency to a
                    "each priority level that can use it", GAUGE, mode=LIVEMAX)
 CURRENT_LIMIT = _alpha("current_limit_seats", "current derived number of execution seats "
                        "available to each priority level", GAUGE, (_PL,), mode=LIVESUM)
+
+
+def _timing(name: str, text: str, labels, buckets) -> Family:
+    return Family(f"apiserver_flowcontrol_{name}", f"EXPERIMENTAL: [ALPHA] {text}", HISTOGRAM,
+                  tuple(labels), tuple(buckets))
+
+
+SEAT_UTILIZATION = _timing(
+    "priority_level_seat_utilization", "Observations, at the end of every nanosecond, of "
+    "utilization of seats for any stage of execution (but only initial stage for WATCHes)",
+    ("phase", _PL), (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0))
+REQUEST_UTILIZATION = _timing(
+    "priority_level_request_utilization", "Observations, at the end of every nanosecond, of "
+    "number of requests (as a fraction of the relevant limit) waiting or in any stage of "
+    "execution (but only initial stage for WATCHes)", ("phase", _PL),
+    (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1.0))
+READ_VS_WRITE = _timing(
+    "read_vs_write_current_requests", "Observations, at the end of every nanosecond, of the "
+    "number of requests (as a fraction of the relevant limit) waiting or in regular stage "
+    "of execution", ("phase", "request_kind"),
+    (0.0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0))
+DEMAND_SEATS = _timing(
+    "demand_seats", "Observations, at the end of every nanosecond, of (the number of seats "
+    "each priority level could use) / (nominal number of seats for that level)", (_PL,),
+    (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0, 2.8, 4.0, 6.0))
+
 #: The families the filter writes, in the order ``/metrics`` has no use for.
 ALL = (REJECTED, DISPATCHED, CURRENT_R, INQUEUE_REQUESTS, INQUEUE_SEATS, QUEUE_LENGTH,
        EXECUTING_REQUESTS, EXECUTING_SEATS, WAIT_DURATION, EXECUTION_SECONDS,
        WORK_ESTIMATED_SEATS, NO_ACCOMMODATION, NOMINAL_LIMIT, LOWER_LIMIT, UPPER_LIMIT,
        DEMAND_HIGH_WATERMARK, DEMAND_AVERAGE, DEMAND_STDEV, DEMAND_SMOOTHED, TARGET_SEATS,
-       FAIR_FRAC, CURRENT_LIMIT)
+       FAIR_FRAC, CURRENT_LIMIT, SEAT_UTILIZATION, REQUEST_UTILIZATION, READ_VS_WRITE,
+       DEMAND_SEATS)

@@ -100,17 +100,27 @@ def with_priority_and_fairness(server, handler):
     return priority_and_fairness
 
 
+#: Seconds between two writes of the timing ratio histograms.
+FLUSH_PERIOD = 1.0
+
+
 def _start_borrowing(server, flow_control, consumer) -> None:
-    """Re-divide seats between levels every ``BORROWING_PERIOD`` (and reload a config
-    feed whose watch ended) until the server stops."""
+    """Write the timing ratio histograms every second, re-divide seats between levels
+    every ``BORROWING_PERIOD`` (and reload a config feed whose watch ended), until the
+    server stops."""
+    rounds = round(BORROWING_PERIOD / FLUSH_PERIOD)
 
     def loop():
-        while not server.stopping.wait(BORROWING_PERIOD):
+        count = 0
+        while not server.stopping.wait(FLUSH_PERIOD):
+            count += 1
             try:
-                flow_control.update_borrowing()
-                consumer.refresh()
+                flow_control.flush_timing()
+                if count % rounds == 0:
+                    flow_control.update_borrowing()
+                    consumer.refresh()
             except Exception:
-                log.exception("priority and fairness: borrowing adjustment failed")
+                log.exception("priority and fairness: periodic adjustment failed")
 
     threading.Thread(target=loop, name="apf-borrowing", daemon=True).start()
 

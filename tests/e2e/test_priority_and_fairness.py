@@ -259,6 +259,19 @@ def test_a_queuing_level_queues_and_serves_in_turn_and_exempt_is_never_queued(sm
     assert 'apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",' \
            'flow_schema="narrow",priority_level="narrow"} 1' in metrics
     assert _levels(small)["narrow"]["WaitingRequests"] == "0"
+    # The timing ratio histograms counted the time frank waited (flushed every second).
+    _until(lambda: _histogram_sum(small, "apiserver_flowcontrol_read_vs_write_current_requests",
+                                  'phase="waiting",request_kind="readOnly"') > 0,
+           what="the waiting read-only time to be counted")
+    assert _histogram_sum(small, "apiserver_flowcontrol_priority_level_request_utilization",
+                          'phase="waiting",priority_level="narrow"') > 0
+
+
+def _histogram_sum(server, family: str, labels: str) -> float:
+    for line in server.get("/metrics", **ADMIN).text.splitlines():
+        if line.startswith(f"{family}_sum{{{labels}}}"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
 
 
 def test_exempt_requests_are_never_queued(small):
