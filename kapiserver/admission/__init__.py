@@ -127,6 +127,14 @@ class AdmissionChain:
         self._phase(self.validating, "validate", attributes)
 
     def _phase(self, plugins, step: str, attributes) -> None:
+        from .informers import caught_up_once
+
+        # The plugins' informers ask the store for its revision once per phase, not once
+        # per read: every write made before the request is in the first answer.
+        with caught_up_once():
+            self._run_phase(plugins, step, attributes)
+
+    def _run_phase(self, plugins, step: str, attributes) -> None:
         operation = attributes.operation
         if self._step is None:
             for plugin in plugins:

@@ -15,13 +15,32 @@ Objects handed out are the cached ones: callers must not change them (copy first
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from contextvars import ContextVar
 
 log = logging.getLogger(__name__)
 
 #: Seconds a read waits for the watch cache to reach the store's latest revision.
 SYNC_TIMEOUT = 1.0
+
+#: Within ``caught_up_once``: the servers whose watch cache has caught up with the store's
+#: revision read in the block. Private to the request's greenlet or thread.
+_CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.informers.caught_up",
+                                                 default=None)
+
+
+@contextlib.contextmanager
+def caught_up_once():
+    """Reads in the block sync with the store once per server rather than once each: the
+    revision read first is already past every write made before the block began, which
+    is all a read must see (an admission phase wraps its plugins in it)."""
+    token = _CAUGHT_UP.set(set())
+    try:
+        yield
+    finally:
+        _CAUGHT_UP.reset(token)
 
 
 class Informer:
@@ -119,11 +138,16 @@ class Informer:
         if registry is None:
             return False
         self._ensure_loaded(registry)
+        caught_up = _CAUGHT_UP.get()
+        if caught_up is not None and id(self.server) in caught_up:
+            return True
         target = registry.storage.current_revision()
         cache = self.server.watch_cache
         if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
             log.warning("informer %s: watch cache behind revision %d after %.1fs",
                         self._name, target, SYNC_TIMEOUT)
+        if caught_up is not None:
+            caught_up.add(id(self.server))
         return True
 
     # -- reading -------------------------------------------------------------------------------

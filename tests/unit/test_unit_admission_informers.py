@@ -78,3 +78,23 @@ def test_a_closed_watch_is_followed_by_a_reload(server):
 def test_a_resource_this_server_does_not_serve_holds_nothing(server):
     informer = Informer(server, "example.com", "widgets")
     assert informer.list() == [] and informer.get("", "w") is None
+
+
+def test_reads_in_one_admission_phase_ask_the_store_once(server, monkeypatch):
+    from kapiserver.admission.informers import caught_up_once
+
+    storage = server.registries[("", "limitranges")].storage
+    asked = []
+    current = storage.current_revision
+    monkeypatch.setattr(storage, "current_revision", lambda: asked.append(1) or current())
+    limits = Informer(server, "", "limitranges")
+    classes = Informer(server, "scheduling.k8s.io", "priorityclasses")
+    limits.list(), classes.list()  # loaded
+    asked.clear()
+    with caught_up_once():
+        server.create("", "limitranges", limit_range("a"), "ns")  # before the first read
+        assert names(limits.list("ns")) == [("ns", "a")]
+        classes.list(), limits.get("ns", "a"), classes.get("", "x")
+    assert len(asked) == 1
+    limits.list(), classes.list()  # outside a phase: each read asks
+    assert len(asked) == 3
