@@ -48,14 +48,20 @@ def log_check() -> str | None:
 #: kapiserver's hooks of the same name are listed in this order, others after them.
 UPSTREAM_HOOK_ORDER = (
     "start-apiserver-admission-initializer", "generic-apiserver-start-informers",
-    "start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced",
+    "priority-and-fairness-config-consumer", "priority-and-fairness-filter",
+    "storage-object-count-tracker-hook", "start-apiextensions-informers",
+    "start-apiextensions-controllers", "crd-informer-synced",
     "start-system-namespaces-controller", "start-cluster-authentication-info-controller",
-    "start-service-ip-repair-controllers",
-    "rbac/bootstrap-roles", "bootstrap-controller", "start-kube-aggregator-informers",
-    "apiservice-status-local-available-controller",
+    "start-kube-apiserver-identity-lease-controller",
+    "start-kube-apiserver-identity-lease-garbage-collector",
+    "start-legacy-token-tracking-controller", "start-service-ip-repair-controllers",
+    "rbac/bootstrap-roles", "scheduling/bootstrap-system-priority-classes",
+    "priority-and-fairness-config-producer", "bootstrap-controller",
+    "start-kube-aggregator-informers", "apiservice-status-local-available-controller",
     "apiservice-status-remote-available-controller", "apiservice-registration-controller",
     "apiservice-wait-for-first-sync", "apiservice-discovery-controller",
-    "kube-apiserver-autoregistration")
+    "kube-apiserver-autoregistration", "apiservice-openapi-controller",
+    "apiservice-openapiv3-controller")
 
 
 def hook_order(hooks: list) -> list:

@@ -8,6 +8,7 @@ by the other one's informer right after.
 
 import base64
 import json
+import time
 
 import pytest
 from cryptography import x509
@@ -297,7 +298,20 @@ def test_protected_claims_go_once_unused_and_so_does_their_namespace(api):
                                   check=True).stdout)
     assert kept["metadata"]["deletionTimestamp"]
     assert kept["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
-    api.kubectl("delete", "namespace", "short-lived", "--timeout=60s", check=True)
+    # The namespace controller deletes the pod gracefully: it is bound to a node, so it
+    # waits for that node's kubelet, and the claim stays in use meanwhile.
+    api.kubectl("delete", "namespace", "short-lived", "--wait=false", check=True)
+    deadline = time.monotonic() + 30
+    while not api.get("/api/v1/namespaces/short-lived/pods/runner",
+                      **ADMIN).json()["metadata"].get("deletionTimestamp"):
+        assert time.monotonic() < deadline, "the namespace controller left the pod alone"
+        time.sleep(0.2)
+    assert api.get("/api/v1/namespaces/short-lived/persistentvolumeclaims/mounted",
+                   **ADMIN).status_code == 200
+    # The kubelet would confirm the pod's end with a delete of grace period 0.
+    api.kubectl("delete", "pod", "runner", "-n", "short-lived", "--grace-period=0", "--force",
+                check=True)
+    api.kubectl("wait", "--for=delete", "namespace/short-lived", "--timeout=60s", check=True)
     assert api.get("/api/v1/namespaces/short-lived", **ADMIN).status_code == 404
 
 

@@ -468,7 +468,12 @@ def _documented_deletes() -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize("create,path,answer", _documented_deletes())
 def test_delete_answers_what_openapi_documents(api, create, path, answer):
     """A DELETE answers the object where upstream's store has ``ReturnDeletedObject`` (and
-    its OpenAPI says so), a Status elsewhere: clients decode it by the document."""
+    its OpenAPI says so), a Status elsewhere: clients decode it by the document.
+
+    A delete that leaves the object waiting for finalizers answers the object whatever the
+    document says, as upstream's store does: batch/v1 Jobs and v1 ReplicationControllers
+    orphan their dependents by default, so a DELETE without options answers the Job with
+    the ``orphan`` finalizer; with ``propagationPolicy: Background`` it is gone at once."""
     exchange = _transcript(os.path.join(KINDS, create))
     namespace = "deletes"
     get(api, "/api/v1/namespaces")  # warm up
@@ -479,11 +484,33 @@ def test_delete_answers_what_openapi_documents(api, create, path, answer):
     created = api.request("POST", collection, json=exchange["request"]["body"], **ADMIN)
     assert created.status_code == 201, created.text
     name = created.json()["metadata"]["name"]
-    deleted = api.request("DELETE", f"{collection}/{name}", **ADMIN)
+    deleted = api.request("DELETE", f"{collection}/{name}", json={
+        "kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+        **ADMIN)
     assert deleted.status_code in (200, 202), deleted.text
     assert deleted.json()["kind"] == answer, path
     if answer != "Status":
         assert deleted.json()["metadata"]["name"] == name
+
+
+@pytest.mark.parametrize("create,kind", [("jobs-create.json", "Job"),
+                                         ("replicationcontrollers-create.json",
+                                          "ReplicationController")])
+def test_a_delete_that_orphans_by_default_answers_the_waiting_object(api, create, kind):
+    exchange = _transcript(os.path.join(KINDS, create))
+    api.request("POST", "/api/v1/namespaces", json={
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "orphans"}}, **ADMIN)
+    collection = exchange["request"]["path"].split("?")[0].replace(
+        "/namespaces/ref-069ea7/", "/namespaces/orphans/")
+    created = api.request("POST", collection, json=exchange["request"]["body"], **ADMIN)
+    assert created.status_code == 201, created.text
+    name = created.json()["metadata"]["name"]
+    deleted = api.request("DELETE", f"{collection}/{name}", **ADMIN)
+    assert deleted.status_code == 200, deleted.text
+    body = deleted.json()
+    assert body["kind"] == kind and body["metadata"]["name"] == name
+    assert body["metadata"]["finalizers"] == ["orphan"]
+    assert body["metadata"]["deletionTimestamp"]
 
 
 def _masked(value, key=""):

@@ -125,6 +125,7 @@ def test_deployment_scale_transcripts(transcripts):
 
 def test_deployment_strategic_merge_of_containers_transcript(transcripts):
     status, body = transcripts["deployments-smp-containers"]
+    body = json.loads(json.dumps(body))  # the fixture's answers are shared: change a copy
     want_status, want = expected("deployments-smp-containers")
     entries, want_entries = body["metadata"].pop("managedFields"), \
         want["metadata"].pop("managedFields")

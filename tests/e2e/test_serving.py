@@ -35,16 +35,29 @@ def test_version_matches_upstream_shape(server):
 
 
 def test_readyz_verbose_through_kubectl(server):
+    """The checks kapiserver shares with kube-apiserver come in upstream's order
+    (``readyz-verbose.json``), its own after them, ``shutdown`` last."""
     result = server.kubectl("get", "--raw", "/readyz?verbose", check=True)
     assert result.stdout == ("[+]ping ok\n[+]log ok\n"
+                             "[+]poststarthook/priority-and-fairness-config-consumer ok\n"
+                             "[+]poststarthook/priority-and-fairness-filter ok\n"
+                             "[+]poststarthook/storage-object-count-tracker-hook ok\n"
                              "[+]poststarthook/crd-informer-synced ok\n"
                              "[+]poststarthook/start-system-namespaces-controller ok\n"
                              "[+]poststarthook/start-cluster-authentication-info-controller ok\n"
                              "[+]poststarthook/rbac/bootstrap-roles ok\n"
+                             "[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n"
+                             "[+]poststarthook/priority-and-fairness-config-producer ok\n"
                              "[+]poststarthook/bootstrap-controller ok\n"
                              "[+]poststarthook/start-kube-aggregator-informers ok\n"
+                             "[+]poststarthook/bootstrap-controller-endpoints ok\n"
                              "[+]poststarthook/probe-slow ok\n"
                              "[+]shutdown ok\nreadyz check passed\n")
+    with open("/work/shared/reference/readyz-verbose.json") as f:
+        upstream = json.load(f)["response"]["body"].splitlines()
+    ours = result.stdout.splitlines()
+    shared = [line for line in ours if line in upstream]
+    assert shared == [line for line in upstream if line in ours]
 
 
 def test_health_endpoints_text_format(server):

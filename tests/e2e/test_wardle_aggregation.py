@@ -85,7 +85,8 @@ def audited_users(extension, verb: str, resource: str) -> list[str]:
             event = json.loads(line)
             if event.get("verb") == verb and (event.get("objectRef") or {}).get(
                     "resource") == resource:
-                users.append(event["user"]["username"])
+                # A request refused for want of credentials is audited with no user.
+                users.append(event["user"].get("username", ""))
     return users
 
 
