@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import http.client
 import multiprocessing
 import os
@@ -26,15 +28,30 @@ def _worker(args):
     if accept:
         headers["Accept"] = accept
     latencies, errors = [], 0
-    began = time.time()
-    deadline = time.monotonic() + duration
+    #: Answers per connection: a starved connection shows as a count far below the others'.
+    counts = [0] * connections
+    began = deadline = 0.0
     # One process drives its connections round-robin: each request waits for its answer,
     # as a client with that many connections in flight would.
     lock = threading.Lock()
+    # The connections (TCP and TLS handshakes) are all made before the clock starts: the
+    # figures are those of requests on open connections, as a client's that keeps them.
+    ready = threading.Barrier(connections, action=lambda: start_clock())
+
+    def start_clock():
+        nonlocal began, deadline
+        began, deadline = time.time(), time.monotonic() + duration
 
     def drive(index, conn):
         nonlocal errors
         local = []
+        try:
+            conn.connect()
+        except OSError:
+            with lock:
+                errors += 1
+            conn.close()  # the first request connects again
+        ready.wait()
         target = path.replace(CONNECTION, str(first + index))
         quota = min(max_requests, quotas[index]) if quotas else max_requests
         while time.monotonic() < deadline and len(local) < quota:
@@ -56,19 +73,39 @@ def _worker(args):
             local.append(time.perf_counter() - start)
         with lock:
             latencies.extend(local)
+            counts[index] = len(local)
 
     threads = [threading.Thread(target=drive, args=(i, c)) for i, c in enumerate(conns)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return latencies, errors, began, time.time()
+    return latencies, errors, began, time.time(), counts
 
 
-def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000,
+class Figures(NamedTuple):
+    """What ``measure`` found; the first four are ``run``'s answer."""
+
+    rate: float  #: answered requests per second
+    p50: float  #: milliseconds
+    p99: float  #: milliseconds
+    errors: int
+    p999: float = 0.0  #: milliseconds
+    max: float = 0.0  #: milliseconds, the slowest answer
+    #: The least-served connection's answers over the mean connection's (1.0: all alike;
+    #: near 0: some connection starved while the others were served).
+    fairness: float = 0.0
+
+
+def run(*args, **kwargs):
+    """Return (requests/s, p50 ms, p99 ms, errors): ``measure``'s first four figures."""
+    return tuple(measure(*args, **kwargs)[:4])
+
+
+def measure(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requests=200_000,
         method="GET", body: bytes | None = None, expect: int = 200,
         content_type: str = "application/json", accept: str = "", total: int = 0):
-    """Return (requests/s, p50 ms, p99 ms, errors) for ``connections`` keep-alive clients.
+    """The ``Figures`` of ``connections`` keep-alive clients sending requests at once.
 
     ``body`` is sent with every request; each ``__NAME__`` in it becomes a name unique to
     the request (sent as ``content_type``). Each ``__CONNECTION__`` in ``path`` becomes the
@@ -94,9 +131,12 @@ def run(url_host, port, path, ca, cert, key, connections, duration=5.0, max_requ
     latencies = sorted(l for result in results for l in result[0])
     errors = sum(result[1] for result in results)
     if not latencies:
-        return 0.0, 0.0, 0.0, errors
+        return Figures(0.0, 0.0, 0.0, errors)
     p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
-    return len(latencies) / min(elapsed, duration + 1), p(0.50), p(0.99), errors
+    counts = [count for result in results for count in result[4]]
+    fairness = min(counts) / (sum(counts) / len(counts))
+    return Figures(len(latencies) / min(elapsed, duration + 1), p(0.50), p(0.99), errors,
+                   p(0.999), latencies[-1] * 1000, fairness)
 
 
 def samples(url_host, port, path, ca, cert, key, duration: float,
