@@ -7,7 +7,8 @@ woken at once by writes made in this worker, and every ``interval`` seconds for 
 made by other workers or hosts. It keeps the recent events in a ring buffer (bounded in events and in
 bytes of values: a worker keeps a window of recent history, not a copy of the store; a
 watch from before it reads the older events from the store), and hands each event to
-the watchers whose key prefix it matches. Watchers never touch the database; a watcher that
+the watchers whose key prefix it matches, and to ``reads`` (``storage.readcache``: the
+indexes GET and LIST are served from). Watchers never touch the database; a watcher that
 falls ``max_pending`` events behind is closed (as upstream closes a blocked watcher), so a
 slow client never stalls the others. Plain Python: ``threading`` primitives, which the
 gevent worker turns into greenlet ones.
@@ -20,6 +21,7 @@ import logging
 import threading
 
 from .interface import Compacted
+from .readcache import ReadCache
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +111,8 @@ class WatchCache:
         #: (revision, key) -> per-event work shared by every watcher (decoded objects, lines).
         self.memo: collections.OrderedDict = collections.OrderedDict()
         self.memo_size = 256
+        #: GET and LIST from memory, fed by this feed (``storage.readcache``).
+        self.reads = ReadCache(self)
         self.thread = threading.Thread(target=self._run, name="watch-cache", daemon=True)
         self.thread.start()
         if peers is not None:
@@ -155,8 +159,10 @@ class WatchCache:
         if not events:
             return False
         with self.lock:
+            apply = self.reads.apply
             for event in events:
                 self._buffer(event)
+                apply(event)
                 for watcher in list(self.watchers):
                     if event.key.startswith(watcher.prefix):
                         watcher.push(event)
@@ -201,6 +207,7 @@ class WatchCache:
                 if event.revision <= resumed_after:
                     continue
                 self._buffer(event)
+                self.reads.apply(event)
                 for watcher in list(self.watchers):
                     if event.key.startswith(watcher.prefix):
                         watcher.push(event)
@@ -224,6 +231,7 @@ class WatchCache:
             self.revision = self.store.current_revision()
             self.buffer.clear()
             self.buffer_bytes = 0
+            self.reads.reset()
             for watcher in list(self.watchers):
                 watcher.close("the watch cache was compacted past its position")
             self.progress.notify_all()
@@ -232,6 +240,8 @@ class WatchCache:
 
     def wait_for(self, revision: int, timeout: float) -> bool:
         """Wait until the cache has seen ``revision``; False on timeout."""
+        if self.revision >= revision:
+            return True
         self.notify()
         with self.lock:
             return self.progress.wait_for(lambda: self.revision >= revision, timeout)
