@@ -74,6 +74,9 @@ LEASE_REUSE_FRACTION = 0.05
 LEASE_REUSE_MAX = 60.0
 #: Seconds a failed endpoint is left alone before it is tried again.
 ENDPOINT_RETRY = 2.0
+#: Seconds between retries of a read a member refused for now (an election), doubling.
+RETRY_BACKOFF = 0.025
+MAX_RETRY_BACKOFF = 0.5
 
 
 class EtcdUnavailable(StorageError):
@@ -190,19 +193,27 @@ class EtcdStore(Store):
     # -- calls ---------------------------------------------------------------------------------
 
     def _call(self, method: str, request, retry: bool = False, timeout: float | None = None):
-        """``KV``/``Lease``/``Maintenance`` ``method`` with a deadline, errors mapped."""
+        """``KV``/``Lease``/``Maintenance`` ``method`` with a deadline, errors mapped.
+
+        ``retry`` (reads, which are safe to repeat): an unreachable member is failed over
+        once, and a member's transient refusal (``etcdserver: leader changed``, ``no
+        leader`` during an election) is retried with backoff until the deadline, as
+        clientv3's retry interceptor retries immutable calls on ``Unavailable``."""
         if self._closed:
             raise StorageError("the etcd store is closed")
         service = {"Range": "kvstub", "Txn": "kvstub", "Put": "kvstub",
                    "DeleteRange": "kvstub", "Compact": "kvstub", "LeaseGrant": "leasestub",
                    "Status": "maintenancestub"}[method]
-        attempts = 2 if retry and len(self.servers) > 1 else 1
-        for attempt in range(attempts):
+        timeout = timeout or self.timeout
+        deadline = time.monotonic() + timeout
+        failovers = 1 if retry and len(self.servers) > 1 else 0
+        backoff = RETRY_BACKOFF
+        while True:
             endpoint = None
             try:
                 stub = getattr(self._client, service)
                 endpoint = self._client.endpoint_in_use
-                return getattr(stub, method)(request, timeout or self.timeout)
+                return getattr(stub, method)(request, max(deadline - time.monotonic(), 0.001))
             except self._grpc.RpcError as err:
                 code = err.code()
                 if code in (self._grpc.StatusCode.UNAVAILABLE,
@@ -210,7 +221,13 @@ class EtcdStore(Store):
                     unreachable = self._unreachable(err)
                     if unreachable:
                         self._endpoint_failed(endpoint)
-                    if unreachable and attempt + 1 < attempts:
+                        if failovers:
+                            failovers -= 1
+                            continue
+                    elif retry and code == self._grpc.StatusCode.UNAVAILABLE and \
+                            time.monotonic() + backoff < deadline:
+                        time.sleep(backoff)
+                        backoff = min(backoff * 2, MAX_RETRY_BACKOFF)
                         continue
                     raise EtcdUnavailable(f"etcd {method}: {err.details() or code.name}") from None
                 raise self._error(method, err) from None
@@ -218,7 +235,6 @@ class EtcdStore(Store):
                 if type(err).__name__ == "NoServerAvailableError":
                     raise EtcdUnavailable(f"etcd {method}: no endpoint available") from None
                 raise
-        raise AssertionError("unreachable")
 
     def _unreachable(self, err) -> bool:
         """Whether the member could not be reached (try another), rather than answered
