@@ -45,11 +45,16 @@ class Discovery:
         #: The groups served here (what OpenAPI documents).
         self.groups = [g for g in self.all_groups if not getattr(g, "remote", False)]
         self.server_address = server_address
-        self._documents: dict[str, bytes] = {}
-        self._build()
+        # The documents are built when first asked for: at start-up the groups change many
+        # times (each APIService the aggregator registers) before anyone reads them.
+        self._documents: dict[str, bytes] | None = None
+        self._aggregated: dict | None = None
 
     def _build(self) -> None:
-        named = []
+        self._documents, self._aggregated = self._built()
+
+    def _built(self) -> tuple[dict, dict]:
+        documents, named = {}, []
         for group in self.all_groups:
             versions = list(group.versions)
             if getattr(group, "remote", False):
@@ -60,11 +65,11 @@ class Discovery:
                          "preferredVersion": {"groupVersion": f"{group.name}/{versions[0]}",
                                               "version": versions[0]}}
                 named.append(entry)
-                self._documents[f"/apis/{group.name}"] = dumps_json(
+                documents[f"/apis/{group.name}"] = dumps_json(
                     {"kind": "APIGroup", "apiVersion": "v1", **entry})
                 continue
             if group.name == "":
-                self._documents["/api"] = dumps_json({
+                documents["/api"] = dumps_json({
                     "kind": "APIVersions", "versions": versions,
                     "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
                                                     "serverAddress": self.server_address}]})
@@ -75,7 +80,7 @@ class Discovery:
                          "preferredVersion": {"groupVersion": f"{group.name}/{versions[0]}",
                                               "version": versions[0]}}
                 named.append(entry)
-                self._documents[f"/apis/{group.name}"] = dumps_json(
+                documents[f"/apis/{group.name}"] = dumps_json(
                     {"kind": "APIGroup", "apiVersion": "v1", **entry})
             for version, resources in group.versions.items():
                 gv = f"{group.name}/{version}" if group.name else version
@@ -86,12 +91,12 @@ class Discovery:
                 if group.name:
                     document = {"kind": "APIResourceList", "apiVersion": "v1",
                                 "groupVersion": gv, "resources": document["resources"]}
-                    self._documents[f"/apis/{gv}"] = dumps_json(document)
+                    documents[f"/apis/{gv}"] = dumps_json(document)
                 else:
-                    self._documents[f"/api/{version}"] = dumps_json(document)
-        self._documents["/apis"] = dumps_json({"kind": "APIGroupList", "apiVersion": "v1",
-                                               "groups": named})
-        self._aggregated = {}
+                    documents[f"/api/{version}"] = dumps_json(document)
+        documents["/apis"] = dumps_json({"kind": "APIGroupList", "apiVersion": "v1",
+                                         "groups": named})
+        aggregated = {}
         for path, groups in (("/api", [g for g in self.all_groups if g.name == ""]),
                              ("/apis", [g for g in self.all_groups if g.name != ""])):
             items = [self._aggregated_group(g) for g in groups]
@@ -103,7 +108,8 @@ class Discovery:
                 body = dumps_json({"kind": "APIGroupDiscoveryList",
                                    "apiVersion": f"apidiscovery.k8s.io/{version}",
                                    "metadata": {}, "items": items})
-                self._aggregated[path, version] = (body, etag)
+                aggregated[path, version] = (body, etag)
+        return documents, aggregated
 
     @staticmethod
     def _resource(path: str, handler, group: str = "", version: str = "") -> dict:
@@ -176,6 +182,8 @@ class Discovery:
             if params.get("g") == "apidiscovery.k8s.io" and \
                     params.get("as") == "APIGroupDiscoveryList" and \
                     params.get("v") in AGGREGATED_VERSIONS:
+                if self._aggregated is None:
+                    self._build()
                 body, etag = self._aggregated[path, params["v"]]
                 content_type = (f"application/json;g=apidiscovery.k8s.io;v={params['v']};"
                                 "as=APIGroupDiscoveryList")
@@ -183,4 +191,6 @@ class Discovery:
         return None
 
     def document(self, path: str) -> bytes | None:
+        if self._documents is None:
+            self._build()
         return self._documents.get(path.rstrip("/") or path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from ..errors import go_quote
 from ..endpoints.responses import http_error, not_found_text, text_response
@@ -84,12 +85,15 @@ class PostStartHook:
         self.error: str | None = None
 
     def run(self, server) -> None:
+        began = time.monotonic()
         try:
             self.fn(server)
         except Exception as err:
             self.error = f"{type(err).__name__}: {err}"
             log.exception("PostStartHook %r failed", self.name)
             return
+        log.debug("post-start hook %s finished in %.0f ms", self.name,
+                  (time.monotonic() - began) * 1000)
         self.done.set()
 
     def check(self) -> str | None:
