@@ -611,7 +611,15 @@ class RegistryStore:
                 for index, kv in enumerate(page.items):
                     last_key = kv.key
                     cached = None
-                    if stored:
+                    if stored and from_memory:
+                        # Read again and again from memory: the item is kept too, so
+                        # such a LIST is a join of cached bytes.
+                        cached = item_cache.view(kv)
+                        if cached is None:
+                            cached = json_item(kv.value, kv.mod_revision)
+                            if cached is not None:
+                                fresh.append((kv.key, kv.mod_revision, cached))
+                    elif stored:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:
                         cached = item_cache.view(kv)
