@@ -106,6 +106,11 @@ def add_core_options(options) -> None:
         "where objects are stored: sqlite (one file in the data dir, one host) or etcd3 "
         "(an etcd v3 cluster shared by several instances; needs pip install "
         "'kapiserver[etcd]')")
+    add("sqlite-synchronous", fields.String(load_default="full",
+                                            validate=validate.OneOf(("full", "normal"))),
+        "with --storage-backend sqlite: full fsyncs every commit before the write is "
+        "acknowledged (concurrent writes share commits), as etcd does; normal does not: "
+        "a write survives kill -9 but an OS crash or power loss may lose the last ones")
     add("etcd-servers", CommaList(fields.String(validate=etcd_server_url), load_default=list),
         "etcd servers to connect with (scheme://ip:port), comma separated; with "
         "--storage-backend etcd3")

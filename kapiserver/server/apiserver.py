@@ -65,7 +65,8 @@ def open_storage(config):
                          ca_file=config.etcd_cafile, cert_file=config.etcd_certfile,
                          key_file=config.etcd_keyfile, timeout=config.request_timeout,
                          lease_reuse=config.lease_reuse_duration_seconds)
-    store = SQLiteStore(os.path.join(config.data_dir, "kapiserver.db"))
+    store = SQLiteStore(os.path.join(config.data_dir, "kapiserver.db"),
+                        synchronous=getattr(config, "sqlite_synchronous", "full"))
     moved = store.migrate_keys("upstream-key-layout", migrate_legacy_key)
     if moved:
         log.info("storage: %d key(s) moved to kube-apiserver's key layout", moved)

@@ -26,6 +26,27 @@ highest revision + 1" and the precondition check are atomic with the insert, and
 revisions commit in order. A reader that sees revision R therefore sees every write up
 to R, and a read at R stays correct however many writes follow (WAL readers never block
 writers). Each thread uses its own connection.
+
+Group commit
+------------
+Concurrent writes of one process share transactions (``_GroupCommit``): a write that
+arrives while another thread commits queues up; when that commit is done, the first
+queued write's thread leads the next transaction, which applies every queued write in
+order, each in its own savepoint (a write that fails — a conflict, an existing key —
+rolls back alone and raises in its own thread), commits once and wakes the others. So
+under load one commit, and its one fsync, serves many writes, while a lone write still
+commits at once. Revisions stay gap-free and ordered: the writes of a transaction take
+consecutive revisions in queue order. Processes sharing the file (gunicorn's workers)
+still take turns on SQLite's write lock, each committing its own batch: writes that
+arrive at one while the other holds the lock join its next batch.
+
+Durability
+----------
+By default (``synchronous="FULL"``) a commit fsyncs the WAL before it returns, so an
+acknowledged write survives the death of the process, of the OS and of power, as
+etcd's do. ``NORMAL`` (option ``--sqlite-synchronous=normal``) skips that fsync: a write
+then survives the death of the process (``kill -9``; it is in the OS's page cache) but
+an OS crash or power loss may lose the last ones (never corrupting the file).
 """
 
 from __future__ import annotations
@@ -41,6 +62,20 @@ from .interface import (ADDED, DELETED, MODIFIED, Compacted, Conflict, Event, Ke
                         KeyNotFound, KeyValue, ListResult, Store, StorageError)
 
 SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
+
+#: The most writes one group commit applies: bounds how long it holds the write lock.
+MAX_BATCH = 256
+
+# Real locks even under gevent's monkey-patching: the writers are native threads (gevent's
+# thread pool), and gevent's locks only work among the greenlets of one thread.
+try:
+    from gevent import monkey as _monkey
+
+    _allocate_lock = _monkey.get_original("_thread", "allocate_lock")
+except ImportError:  # pragma: no cover - gevent is a dependency
+    import _thread
+
+    _allocate_lock = _thread.allocate_lock
 
 # Seconds a statement waits for another connection's lock before failing.
 BUSY_TIMEOUT = 10.0
@@ -158,18 +193,118 @@ def _os_thread_local():
     return monkey.get_original("_thread", "_local")()
 
 
+class _Write:
+    """One write waiting for its group commit."""
+
+    __slots__ = ("apply", "result", "error", "done", "lead", "wake")
+
+    def __init__(self, apply):
+        self.apply = apply
+        self.result = self.error = None
+        self.done = self.lead = False
+        self.wake = _allocate_lock()
+        self.wake.acquire()  # released when done, or when it is to lead
+
+
+class _GroupCommit:
+    """Leader and followers: the writes queued while a transaction commits are applied
+    together by the next one (see "Group commit" above)."""
+
+    def __init__(self, store: "SQLiteStore"):
+        self.store = store
+        self.mutex = _allocate_lock()
+        self.queue: list[_Write] = []
+        self.leading = False
+
+    def run(self, apply):
+        write = _Write(apply)
+        with self.mutex:
+            self.queue.append(write)
+            write.lead = not self.leading
+            self.leading = True
+        while not write.done:
+            if write.lead:
+                self._lead()
+            else:
+                write.wake.acquire()  # until done, or asked to lead
+        if write.error is not None:
+            raise write.error
+        return write.result
+
+    def _lead(self) -> None:
+        with self.mutex:
+            batch, self.queue = self.queue[:MAX_BATCH], self.queue[MAX_BATCH:]
+        try:
+            self._apply(batch)
+        finally:
+            with self.mutex:
+                for write in batch:
+                    write.done = True
+                    write.lead = False
+                    if write.wake.locked():
+                        write.wake.release()
+                if self.queue:  # the first write that waits leads the next transaction
+                    following = self.queue[0]
+                    following.lead = True
+                    if following.wake.locked():
+                        following.wake.release()
+                else:
+                    self.leading = False
+
+    def _apply(self, batch: list[_Write]) -> None:
+        """One transaction: each write in its savepoint, then one commit."""
+        try:
+            conn = self.store._conn()
+            conn.execute("BEGIN IMMEDIATE")
+        except (sqlite3.Error, StorageError) as e:
+            error = e if isinstance(e, StorageError) else StorageError(
+                f"sqlite write failed: {e}")
+            for write in batch:
+                write.error = error
+            return
+        alone = len(batch) == 1
+        try:
+            for write in batch:
+                if not alone:
+                    conn.execute("SAVEPOINT w")
+                try:
+                    write.result = write.apply(conn)
+                except Exception as e:
+                    if alone:
+                        raise
+                    conn.execute("ROLLBACK TO w")
+                    write.error = (StorageError(f"sqlite write failed: {e}")
+                                   if isinstance(e, sqlite3.Error) else e)
+                if not alone:
+                    conn.execute("RELEASE w")
+            conn.execute("COMMIT")
+        except BaseException as e:
+            if conn.in_transaction:  # also when COMMIT itself failed (disk full)
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            error = StorageError(f"sqlite write failed: {e}") if isinstance(
+                e, sqlite3.Error) else e
+            for write in batch:
+                if write.error is None or not isinstance(e, (sqlite3.Error, StorageError)):
+                    write.result, write.error = None, error
+            if not isinstance(e, Exception):
+                raise
+
+
 class SQLiteStore(Store):
     """A ``Store`` in one SQLite file, shared safely by threads and processes.
 
-    ``synchronous`` is SQLite's ``PRAGMA synchronous``. The default, ``NORMAL``, makes an
-    acknowledged write survive the death of the process (``kill -9``): in WAL mode a
-    commit has been written to the -wal file, i.e. handed to the OS, before it returns.
-    Only an OS crash or power loss may lose the last commits (never corrupt the file).
-    ``FULL`` also fsyncs the WAL on every commit, surviving power loss at the price of
-    an fsync per write; choose it when the data dir is the only copy that matters.
+    ``synchronous`` is SQLite's ``PRAGMA synchronous``. The default, ``FULL``, fsyncs the
+    WAL on every commit: an acknowledged write survives power loss (one fsync serves all
+    the writes of a group commit). ``NORMAL`` makes an acknowledged write survive the
+    death of the process (``kill -9``): in WAL mode a commit has been written to the
+    -wal file, i.e. handed to the OS, before it returns; an OS crash or power loss may
+    lose the last commits (never corrupt the file).
     """
 
-    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL", clock=time.time):
+    def __init__(self, path: str | os.PathLike, synchronous: str = "FULL", clock=time.time):
         synchronous = synchronous.upper()
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, "
@@ -190,6 +325,7 @@ class SQLiteStore(Store):
         self._lock = threading.Lock()
         # Weak: a connection closes when its thread ends and drops its thread-local.
         self._connections: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
+        self._group = _GroupCommit(self)
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
@@ -400,14 +536,16 @@ class SQLiteStore(Store):
         With ``ttl`` (seconds), ``expire()`` deletes the key that long after this write
         unless it is written again first.
         """
-        with self._write() as conn:
+        def apply(conn):
             row = conn.execute(SQL_HEAD, (key,)).fetchone()
             if row is not None and not row[2]:
                 raise KeyExists(key)
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, value, rev, 0, 0))
             self._lease(conn, key, rev, ttl)
-        return rev
+            return rev
+
+        return self._commit(apply)
 
     def update(self, key: str, value: bytes, expected_mod_revision: int,
                ttl: float = 0) -> int:
@@ -417,12 +555,14 @@ class SQLiteStore(Store):
         Raise ``KeyNotFound`` when absent, ``Conflict`` (carrying the current value) when
         another write came first. ``ttl`` as for ``create`` (none: the key stays).
         """
-        with self._write() as conn:
+        def apply(conn):
             mod_rev, create_rev = self._check(conn, key, expected_mod_revision)
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, value, create_rev, mod_rev, 0))
             self._lease(conn, key, rev, ttl)
-        return rev
+            return rev
+
+        return self._commit(apply)
 
     def _lease(self, conn: sqlite3.Connection, key: str, rev: int, ttl: float) -> None:
         # Like an etcd put: each write attaches its own lease, or none.
@@ -454,13 +594,24 @@ class SQLiteStore(Store):
         Return the deletion's revision and the value deleted. Raise ``KeyNotFound`` or
         ``Conflict``.
         """
-        with self._write() as conn:
+        def apply(conn):
             mod_rev, create_rev = self._check(conn, key, expected_mod_revision)
             value = conn.execute(SQL_VALUE, (mod_rev,)).fetchone()[0]
             rev = self._current(conn) + 1
             conn.execute(SQL_INSERT, (rev, key, None, create_rev, mod_rev, 1))
             conn.execute(SQL_UNLEASE, (key,))
-        return rev, KeyValue(key, value, create_rev, mod_rev)
+            return rev, KeyValue(key, value, create_rev, mod_rev)
+
+        return self._commit(apply)
+
+    def _commit(self, apply):
+        """``apply(conn)`` in a write transaction, shared with the writes of other threads
+        that wait meanwhile; its answer once committed (fsynced, in durable mode)."""
+        if self._closed:
+            raise StorageError(f"the store {self.path} is closed")
+        if self._pid != os.getpid():
+            self._reset_connections()
+        return self._group.run(apply)
 
     @staticmethod
     def _check(conn: sqlite3.Connection, key: str, expected: int) -> tuple[int, int]:
