@@ -133,10 +133,84 @@ class KapiserverWorker(GeventWorker):
 
 
 class QuietResponse(wsgi.Response):
-    """gunicorn's response without its ``Server`` header (Go's net/http sends none)."""
+    """gunicorn's response without its ``Server`` header (Go's net/http sends none), its
+    head sent together with the first part of its body.
+
+    gunicorn writes the head, then each part of the body: two TLS records and two sends
+    for the usual one-part answer, each waking the client (which then waits again for the
+    rest). Here the head waits for the body's first write and goes out with it in one
+    ``sendall``; every ``write()`` and ``close()`` still leaves everything given so far
+    sent, so streamed answers (watches) and empty bodies go out as before.
+    """
+
+    #: The head, built but not sent yet.
+    _head: bytes | None = None
+    #: False while a file is sent by ``sendfile``, which writes the head itself.
+    _coalesce = True
 
     def default_headers(self):
         return [line for line in super().default_headers() if not line.startswith("Server:")]
+
+    def send_headers(self):
+        if self.headers_sent or not self._coalesce:
+            return super().send_headers()
+        sock, self.sock = self.sock, _Collected()
+        try:
+            super().send_headers()
+        finally:
+            self._head, self.sock = b"".join(self.sock.parts), sock
+        return None
+
+    def _emit_body(self, data):
+        if self._head is None:
+            return super()._emit_body(data)
+        sock, self.sock = self.sock, _Collected([self._head])
+        self._head = None
+        try:
+            super()._emit_body(data)
+        finally:
+            collected, self.sock = self.sock, sock
+        sock.sendall(b"".join(collected.parts))
+        return None
+
+    def write(self, arg):
+        super().write(arg)
+        self._send_head()  # an empty part (or a body-less answer) sends the head alone
+
+    def close(self):
+        if not self.headers_sent:
+            self.send_headers()
+        if self._head is not None:
+            head, self._head = self._head, None
+            # A chunked answer with no body: its head and its last chunk together.
+            self.sock.sendall(head + b"0\r\n\r\n" if self.chunked else head)
+            return
+        super().close()
+
+    def sendfile(self, respiter):
+        self._send_head()
+        self._coalesce = False
+        try:
+            return super().sendfile(respiter)
+        finally:
+            self._coalesce = True
+
+    def _send_head(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            self.sock.sendall(head)
+
+
+class _Collected:
+    """A stand-in socket that keeps what is sent to it."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts=None):
+        self.parts = parts if parts is not None else []
+
+    def sendall(self, data) -> None:
+        self.parts.append(data)
 
 
 class AcceptedServer(StreamServer):
