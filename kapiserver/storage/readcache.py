@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 FRESH_TIMEOUT = 1.0
 #: Bytes of stored values the indexes of one worker hold at most.
 MAX_BYTES = 256 * 1024 * 1024
+#: Seconds a resource whose index could not be built (or alone outgrew ``max_bytes``)
+#: is read from the store before the next attempt: not one full read per request.
+RETRY_BUILD = 30.0
 #: A key not in the index (as opposed to ``None``: the index cannot answer).
 ABSENT = object()
 
@@ -160,6 +163,8 @@ class ReadCache:
         self.max_bytes = max_bytes
         self.bytes = 0
         self.indexes: dict[str, Index] = {}
+        #: prefix -> monotonic time before which its index is not built again.
+        self.not_before: dict[str, float] = {}
         self.barrier = RevisionBarrier(self.store.current_revision)
 
     # -- the feed (called by the watch cache, holding its lock) ---------------------------------
@@ -195,6 +200,8 @@ class ReadCache:
             if self.bytes <= self.max_bytes:
                 break
             self._drop(index)
+            if index.bytes > self.max_bytes:
+                self.not_before[index.prefix] = time.monotonic() + RETRY_BUILD
 
     def _drop(self, index: Index) -> None:
         if self.indexes.get(index.prefix) is index:
@@ -227,6 +234,8 @@ class ReadCache:
                 return index
             if cache.stopped or threading.current_thread() is cache.thread:
                 return None
+            if self.not_before and self.not_before.get(prefix, 0) > time.monotonic():
+                return None
             index = self.indexes[prefix] = Index(prefix)
             revision = cache.revision
         try:
@@ -236,6 +245,7 @@ class ReadCache:
             log.debug("read cache: cannot build the index of %s: %s", prefix, err)
             with cache.lock:
                 self._drop(index)
+                self.not_before[prefix] = time.monotonic() + RETRY_BUILD
             return None
         with cache.lock:
             if self.indexes.get(prefix) is not index:

@@ -165,6 +165,11 @@ def test_over_its_budget_the_cache_drops_indexes_and_the_store_answers(stores, c
     reads.max_bytes = 5_000
     assert reads.list(PREFIX, PREFIX) is None  # alone past the budget: read the store
     assert reads.bytes <= reads.max_bytes
+    assert PREFIX in reads.not_before  # and not built again at every read
+    reads.max_bytes = 1_000_000
+    assert reads.list(PREFIX, PREFIX) is None
+    reads.not_before.clear()
+    assert len(reads.list(PREFIX, PREFIX).items) == 10
 
 
 def test_a_resync_forgets_the_indexes(stores, cache):
