@@ -72,10 +72,17 @@ try:
     from gevent import monkey as _monkey
 
     _allocate_lock = _monkey.get_original("_thread", "allocate_lock")
+    _sleep = _monkey.get_original("time", "sleep")
 except ImportError:  # pragma: no cover - gevent is a dependency
     import _thread
 
-    _allocate_lock = _thread.allocate_lock
+    _allocate_lock, _sleep = _thread.allocate_lock, time.sleep
+
+#: How long a group commit waits between tries for the write lock another process holds
+#: (doubling up to the second figure). SQLite's own busy handler sleeps 1, 2, 5, 10, 15,
+#: 20, 25... ms: under contention from the other workers it slept long past the moment
+#: the lock came free.
+LOCK_RETRY = (0.0001, 0.002)
 
 # Seconds a statement waits for another connection's lock before failing.
 BUSY_TIMEOUT = 10.0
@@ -251,11 +258,29 @@ class _GroupCommit:
                 else:
                     self.leading = False
 
+    @staticmethod
+    def _begin(conn: sqlite3.Connection) -> None:
+        """BEGIN IMMEDIATE, trying again briefly while another process holds the lock."""
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            delay, deadline = LOCK_RETRY[0], time.monotonic() + BUSY_TIMEOUT
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as e:
+                    if "locked" not in str(e) or time.monotonic() > deadline:
+                        raise
+                _sleep(delay)
+                delay = min(delay * 2, LOCK_RETRY[1])
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+
     def _apply(self, batch: list[_Write]) -> None:
         """One transaction: each write in its savepoint, then one commit."""
         try:
             conn = self.store._conn()
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn)
         except (sqlite3.Error, StorageError) as e:
             error = e if isinstance(e, StorageError) else StorageError(
                 f"sqlite write failed: {e}")
