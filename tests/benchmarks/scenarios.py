@@ -53,7 +53,8 @@ def _compare_table(title: str, unit: str, figures: dict) -> None:
 
 
 def get_one(bench: Bench) -> dict:
-    """GET one ~1 KiB ConfigMap at 1 and 16 connections, beside the ceiling's fixed object."""
+    """GET one ~1 KiB ConfigMap at 1, 16 and 64 connections, beside the ceiling's fixed
+    object."""
     client = Client(bench.kapiserver)
     status, body = client.request("POST", CONFIGMAPS.format(namespace="default"),
                                   objects.configmap("bench-get", seed="bench-get"))
@@ -62,7 +63,7 @@ def get_one(bench: Bench) -> dict:
         raise RuntimeError(f"creating the ConfigMap to GET: {status} {body}")
     ceiling_size = len(objects.body(objects.stored_configmap("fixed", "default", 1)))
     figures = bench.compare(CONFIGMAPS.format(namespace="default") + "/bench-get", "/object",
-                            (1, 16))
+                            (1, 16, 64))
     _compare_table(f"1. GET one ConfigMap ({len(objects.body(body))} B; ceiling: a fixed "
                    f"{ceiling_size} B object), {bench.duration:g} s per run", "req/s", figures)
     return figures
@@ -130,10 +131,10 @@ def paginated_walk(bench: Bench) -> dict:
 
 
 def create(bench: Bench) -> dict:
-    """POST new ConfigMaps (unique names, fresh namespace) at 1 and 16 connections."""
+    """POST new ConfigMaps (unique names, fresh namespace) at 1, 16 and 64 connections."""
     body = objects.body(objects.configmap(load.NAME.decode()))
     figures = {}
-    for connections in (1, 16):
+    for connections in (1, 16, 64):
         namespace = f"bench-create-{connections}"
         create_namespace(bench.kapiserver, namespace)
         figures[connections] = (
