@@ -36,9 +36,10 @@ notification (``RequestWatchProgress``) instead, which etcd 3.4.23 does not answ
 reliably. So a consistent read here is: a quorum read of the current revision
 (``current_revision``), then waiting until the cache has seen it (``wait_for``). Where
 it matters: a watch without a resourceVersion (its initial list is read at that
-revision), the informers of admission and RBAC, and the CRD and APIService followers of
-each worker. GET and LIST read etcd itself (quorum reads), so they are consistent
-without the cache. Writes under other prefixes of a shared etcd cost bandwidth only.
+revision), the informers of admission and RBAC, the CRD and APIService followers of
+each worker, and GET and LIST, served from each worker's memory (``storage.readcache``:
+concurrent readers share the quorum read). Writes under other prefixes of a shared etcd
+cost bandwidth only.
 
 Concurrency and failures
 ------------------------

@@ -133,7 +133,12 @@ class Store:
         raise NotImplementedError
 
     def current_revision(self) -> int:
-        """The revision of the latest write (0 when nothing was ever written)."""
+        """The revision of the latest write (0 when nothing was ever written).
+
+        Linearizable: at least the revision of every write acknowledged (by any process
+        sharing the store) before the call. Every consistent GET and LIST calls it once
+        (``storage.readcache``, concurrent readers sharing a call): keep it one cheap
+        read, never a scan."""
         raise NotImplementedError
 
     def compacted_revision(self) -> int:
