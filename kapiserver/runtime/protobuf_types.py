@@ -60,10 +60,6 @@ def parse_time(text: str) -> tuple[int, int]:
 
 # -- metav1.Duration -----------------------------------------------------------------------
 
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
-                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
-_DURATION_NUMBER = re.compile(r"(\d*)(?:\.(\d*))?")
-_DURATION_UNIT = re.compile(r"[^\d.]*")
 
 
 def _fraction(value: int, precision: int) -> tuple[str, int]:
@@ -103,34 +99,14 @@ def format_duration(nanos: int) -> str:
 
 def parse_duration(text: str) -> int:
     """Nanoseconds of a Go duration string, as ``time.ParseDuration`` reads it."""
+    from .gotime import DurationParseError, parse_duration as go_parse_duration
+
     if not isinstance(text, str):
         raise ProtobufError(f"want a duration string, got {type(text).__name__}")
-    rest = text
-    negative = rest[:1] == "-"
-    if rest[:1] in ("-", "+"):
-        rest = rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise ProtobufError(f"invalid duration {text!r}")
-    total = 0
-    while rest:
-        number = _DURATION_NUMBER.match(rest)
-        whole, fraction = number.group(1), number.group(2) or ""
-        if not whole and not fraction:
-            raise ProtobufError(f"invalid duration {text!r}")
-        rest = rest[number.end():]
-        unit = _DURATION_UNIT.match(rest).group(0)
-        if unit not in _DURATION_UNITS:
-            raise ProtobufError(f"unknown or missing unit {unit!r} in duration {text!r}")
-        rest = rest[len(unit):]
-        scale = _DURATION_UNITS[unit]
-        total += int(whole or "0") * scale
-        if fraction:
-            total += int(fraction) * scale // 10 ** len(fraction)
-    if total > (1 << 63) - (0 if negative else 1):
-        raise ProtobufError(f"invalid duration {text!r}: out of range")
-    return -total if negative else total
+    try:
+        return go_parse_duration(text)
+    except DurationParseError as err:
+        raise ProtobufError(str(err)) from None
 
 
 # -- bytes -----------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import zoneinfo
 
+from kapiserver.runtime import gotime
+
 #: (min, max, names) of each field (robfig/cron's ``bounds``).
 MINUTES = (0, 59, None)
 HOURS = (0, 23, None)
@@ -42,20 +44,6 @@ def _go_quote(text: str) -> str:
     from kapiserver.apimachinery.field_errors import go_quote
 
     return go_quote(text)
-
-
-def _time_quote(text: str) -> str:
-    """package time's ``quote``: non-ASCII and control bytes as ``\\xNN``."""
-    out = ['"']
-    for ch in text:
-        if ord(ch) >= 0x80 or ord(ch) < 0x20:
-            out.extend(f"\\x{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
-        else:
-            if ch in '"\\':
-                out.append("\\")
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def go_fields(text: str) -> list[str]:
@@ -91,66 +79,9 @@ def atoi(text: str) -> int:
 
 # -- time.ParseDuration -------------------------------------------------------------------------
 
-_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
-          "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
-
-
-def parse_duration(text: str) -> int:
-    """Go's ``time.ParseDuration``: nanoseconds, or ``ValueError`` with Go's message."""
-    invalid = ValueError(f"time: invalid duration {_time_quote(text)}")
-    rest, negative = text, False
-    if rest[:1] in ("-", "+"):
-        negative, rest = rest[0] == "-", rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise invalid
-    total = 0
-    while rest:
-        if not (rest[0] == "." or "0" <= rest[0] <= "9"):
-            raise invalid
-        i = 0
-        while i < len(rest) and "0" <= rest[i] <= "9":
-            i += 1
-        whole_text, rest = rest[:i], rest[i:]
-        whole = int(whole_text) if whole_text else 0
-        if whole > (1 << 63):
-            raise invalid  # leadingInt overflows
-        fraction, scale, has_fraction = 0, 1, False
-        if rest[:1] == ".":
-            rest = rest[1:]
-            i = 0
-            while i < len(rest) and "0" <= rest[i] <= "9":
-                # leadingFraction stops accumulating where it would overflow.
-                if fraction <= _INT64_MAX // 10:
-                    fraction, scale = fraction * 10 + int(rest[i]), scale * 10
-                i += 1
-            has_fraction, rest = i > 0, rest[i:]
-        if not whole_text and not has_fraction:
-            raise invalid
-        i = 0
-        while i < len(rest) and rest[i] != "." and not "0" <= rest[i] <= "9":
-            i += 1
-        if i == 0:
-            raise ValueError(f"time: missing unit in duration {_time_quote(text)}")
-        unit_text, rest = rest[:i], rest[i:]
-        unit = _UNITS.get(unit_text)
-        if unit is None:
-            raise ValueError(f"time: unknown unit {_time_quote(unit_text)} in duration "
-                             f"{_time_quote(text)}")
-        if whole > (1 << 63) // unit:
-            raise invalid
-        value = whole * unit
-        if fraction:
-            value += int(float(fraction) * (float(unit) / scale))
-            if value > 1 << 63:
-                raise invalid
-        total += value
-        if total > 1 << 63:
-            raise invalid
-    if not negative and total > _INT64_MAX:
-        raise invalid
-    return -total if negative else total
+#: Go's ``time.ParseDuration`` (``@every`` schedules): nanoseconds, or a ``ValueError``
+#: (``DurationParseError``) with Go's message.
+parse_duration = gotime.parse_duration
 
 
 # -- time.LoadLocation ----------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """CEL validation rules: RuleSet (custom resources) and validate_schema_rules (CRDs)."""
 
 import re
-import time
 
 import pytest
 
@@ -199,17 +198,18 @@ def test_library_errors_are_evaluation_errors():
                    "self.l.min() == 1"}]
 
 
-def test_evaluation_is_fast():
+def test_rules_within_the_static_budget_run_without_cost_accounting():
+    """Their cost is bounded at compile time, so evaluation counts nothing (the speed of
+    evaluation is measured in ``tox -e bench``, not asserted here)."""
     rules = RuleSet.compile(with_spec(obj({"replicas": INT, "maxReplicas": INT, "field00": STRING}, [
         {"rule": "self.replicas <= self.maxReplicas"}, {"rule": "self.field00.startsWith('v')"}])))
     assert not rules.accounting
     spec = {"replicas": 3, "maxReplicas": 10, "field00": "v-1",
             **{f"field{i:02d}": "x" * 32 for i in range(1, 18)}}
-    rules.validate({"spec": spec})
-    started = time.perf_counter()
-    for _ in range(1000):
+    for _ in range(3):
         assert rules.validate({"spec": spec}) == []
-    assert (time.perf_counter() - started) / 1000 < 200e-6
+    assert [e.to_cause()["message"] for e in rules.validate({"spec": dict(spec, replicas=11)})] \
+        == ['Invalid value: "object": failed rule: self.replicas <= self.maxReplicas']
 
 
 # -- the cost budget ---------------------------------------------------------------------------
@@ -221,9 +221,7 @@ CUBIC = obj({"list": {"type": "array", "items": INT}},
 def test_an_expensive_rule_over_a_big_list_stops_quickly():
     rules = RuleSet.compile(with_spec(CUBIC))
     assert rules.accounting
-    started = time.perf_counter()
     errors = rules.validate({"spec": {"list": list(range(2000))}})
-    assert time.perf_counter() - started < 0.5
     assert [e.to_cause() for e in errors] == [{
         "reason": "FieldValueInvalid", "field": "spec",
         "message": "Invalid value: \"object\": 'operation cancelled: actual cost limit "

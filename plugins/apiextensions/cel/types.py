@@ -386,30 +386,18 @@ def type_info_yaml(t: DeclType, indent: int) -> str:
 
 # -- values --------------------------------------------------------------------------------------
 
-_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
-                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
                        r"(?:([Zz])|([+-])(\d{2}):(\d{2})))?")
 
 
 def parse_go_duration(text: str) -> int | None:
     """Nanoseconds of a Go ``time.ParseDuration`` string, or None."""
-    sign, rest = 1, text
-    if rest[:1] in "+-" and rest:
-        sign, rest = (-1 if rest[0] == "-" else 1), rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
+    from kapiserver.runtime.gotime import DurationParseError, parse_duration
+
+    try:
+        return parse_duration(text)
+    except DurationParseError:
         return None
-    total, pos = 0, 0
-    while pos < len(rest):
-        m = _DURATION_PART.match(rest, pos)
-        if not m or m.group(1) in ("", "."):
-            return None
-        total += round(float(m.group(1)) * _DURATION_UNITS[m.group(2)])
-        pos = m.end()
-    return sign * total
 
 
 def parse_timestamp(text: str):
