@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import subprocess
@@ -16,6 +17,7 @@ KUBERNETES_PATCH = "0"
 GIT_VERSION = f"v{KUBERNETES_MAJOR}.{KUBERNETES_MINOR}.{KUBERNETES_PATCH}+kapiserver.{__version__}"
 
 
+@functools.cache  # the checkout of a running server is what it was at start
 def _git_commit() -> tuple[str, str]:
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if not os.path.isdir(os.path.join(top, ".git")):

@@ -13,6 +13,33 @@ import pickle
 
 def call_in_child(fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` computed in a forked child; its exception is raised here."""
+    return start_in_child(fn, *args, **kwargs).result()
+
+
+class Child:
+    """A forked child computing one call; ``result()`` waits for it."""
+
+    def __init__(self, name: str, pid: int, read_end: int):
+        self.name = name
+        self.pid = pid
+        self.read_end = read_end
+
+    def result(self):
+        """The call's value (its exception is raised here)."""
+        with os.fdopen(self.read_end, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        if not payload:
+            raise RuntimeError(f"the child computing {self.name} died (wait status {status})")
+        ok, value = pickle.loads(payload)
+        if ok:
+            return value
+        raise value
+
+
+def start_in_child(fn, *args, **kwargs) -> Child:
+    """Start computing ``fn(*args, **kwargs)`` in a forked child, while this process goes
+    on; ``.result()`` of what is returned waits for it."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -29,13 +56,4 @@ def call_in_child(fn, *args, **kwargs):
             pipe.write(payload)
         os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if not payload:
-        raise RuntimeError(f"the child computing {getattr(fn, '__name__', fn)} died "
-                           f"(wait status {status})")
-    ok, value = pickle.loads(payload)
-    if ok:
-        return value
-    raise value
+    return Child(getattr(fn, "__name__", repr(fn)), pid, read_end)

@@ -6,6 +6,7 @@ and build the same WSGI app, so both run the same server.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import math
@@ -14,7 +15,7 @@ import ssl
 
 from gunicorn.app.base import BaseApplication
 
-from .forked import call_in_child
+from .forked import call_in_child, start_in_child
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,35 @@ def prepare_tls(config, pm=None) -> dict:
 def prepare_tls_in_child(config, pm=None) -> dict:
     """``prepare_tls`` in a forked child: the gunicorn master stays free of ``cryptography``."""
     return call_in_child(prepare_tls, config, pm)
+
+
+def preload() -> None:
+    """Do once in the gunicorn master what every worker would do alike, before it forks
+    them: the workers inherit the result, its pages shared until written.
+
+    That is the web layer's imports (Flask, the filter chain, the endpoints), the built-in
+    kinds' protobuf tables and OpenAPI index, and the version. Nothing here starts a
+    thread or opens a file, socket or connection a worker would inherit: gevent patches
+    each worker as it starts, and what a worker builds from its config (storage, threads,
+    the app) it builds after the fork. ``gc.freeze()`` then keeps the collector of each
+    worker from writing to (and so copying) every inherited object's page.
+    """
+    # gevent's thread module first: at exit, Python clears modules in the reverse order
+    # of their import, and a logging handler made at import (Flask's) that outlives
+    # gevent's module would find gevent's lock functions gone ("Exception ignored in
+    # _removeHandlerRef") when each worker exits.
+    import gevent.thread  # noqa: F401
+
+    from ..openapi.schemas import builtin_index
+    from ..runtime.protobuf import default_codec
+    from ..version import version_info
+    from . import app  # noqa: F401 (imported for the workers)
+
+    default_codec()
+    builtin_index()
+    version_info()
+    gc.collect()
+    gc.freeze()
 
 
 def ssl_context(conf, default_ssl_context_factory):
@@ -185,7 +215,10 @@ class GunicornApplication(BaseApplication):
 def run(config, pm) -> None:
     """Prepare TLS and run gunicorn in the foreground until it is stopped."""
     configure_logging(config.log_level)
-    tls = prepare_tls_in_child(config, pm)
+    # Certificates are made in a child meanwhile (the master stays free of cryptography).
+    pending = start_in_child(prepare_tls, config, pm)
+    preload()
+    tls = pending.result()
     log.info("serving on %s; admin kubeconfig: %s", tls["url"], tls["kubeconfig"])
     GunicornApplication(config, pm, gunicorn_settings(config, tls)).run()
 
@@ -206,7 +239,9 @@ def settings_from_environment(default_config_file: str) -> dict:
     os.environ[CONFIG_ENV] = os.path.abspath(config_file)
     config, pm = load_config(["--config", config_file])
     configure_logging(config.log_level)
-    settings = gunicorn_settings(config, prepare_tls_in_child(config, pm))
+    pending = start_in_child(prepare_tls, config, pm)
+    preload()
+    settings = gunicorn_settings(config, pending.result())
     settings["wsgi_app"] = "kapiserver.server.serving:app_from_environment()"
     return settings
 

@@ -4,11 +4,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
 from kapiserver.errors import ConfigError
-from kapiserver.server.forked import call_in_child
+from kapiserver.server.forked import call_in_child, start_in_child
 
 
 def test_result_comes_back_from_the_child():
@@ -23,6 +24,22 @@ def test_exception_is_raised_in_the_parent():
     with pytest.raises(ConfigError) as err:
         call_in_child(fail)
     assert err.value.errors == ["--tls-cert-file: nope"]
+
+
+def test_the_parent_goes_on_while_the_child_computes(tmp_path):
+    # The child waits for a file only the parent writes after starting it.
+    flag = tmp_path / "flag"
+
+    def wait_for_flag():
+        for _ in range(500):
+            if flag.exists():
+                return flag.read_text()
+            time.sleep(0.01)
+        return "never"
+
+    child = start_in_child(wait_for_flag)
+    flag.write_text("written meanwhile")
+    assert child.result() == "written meanwhile"
 
 
 def test_a_child_that_dies_is_an_error():
