@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 from .field_errors import go_quote
 
@@ -435,6 +436,10 @@ class Quantity:
     def sign(self) -> int:
         """``Sign``: -1, 0 or 1."""
         return (self._c > 0) - (self._c < 0)
+
+    def as_fraction(self) -> Fraction:
+        """The exact number (``AsDec``'s value), for arithmetic without Go's rounding."""
+        return Fraction(self._c) * Fraction(10) ** self._e
 
     def cmp(self, other: Quantity) -> int:
         """``Cmp``: -1, 0 or 1 as this quantity is below, equal to or above ``other``."""

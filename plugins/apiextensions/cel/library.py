@@ -528,28 +528,14 @@ def _parse_url(text: str):
     return parts
 
 
-_QUANTITY = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|"
-                       r"[eE][+-]?\d+)?")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15,
-            "E": 18}
-
-
 def parse_quantity(text: str) -> Fraction:
     """The value of a ``resource.Quantity`` string (``resource.ParseQuantity``)."""
-    m = _QUANTITY.fullmatch(text or "")
-    if not m:
-        raise LibraryError("quantities must match the regular expression "
-                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    sign, number, suffix = m.group(1), m.group(2), m.group(3) or ""
-    value = Fraction(number)
-    if suffix in _BINARY:
-        value *= 1024 ** _BINARY[suffix]
-    elif suffix in _DECIMAL:
-        value *= Fraction(10) ** _DECIMAL[suffix]
-    else:
-        value *= Fraction(10) ** int(suffix[1:])
-    return -value if sign == "-" else value
+    from kapiserver.apimachinery.quantity import QuantityError, parse
+
+    try:
+        return parse(text or "").as_fraction()
+    except QuantityError as err:
+        raise LibraryError(str(err)) from None
 
 
 def _fraction_text(value: Fraction) -> str:
