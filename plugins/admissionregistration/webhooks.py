@@ -8,6 +8,8 @@ from kapiserver.apimachinery.field_errors import FieldError, FieldPath
 from kapiserver.apimachinery.validation import (is_dns1035_label, is_fully_qualified_name,
                                                 name_is_dns_subdomain, validate_object_meta,
                                                 validate_object_meta_update)
+from kapiserver.apimachinery.webhook_validation import (validate_webhook_service,
+                                                        validate_webhook_url)
 from kapiserver.registry.builtin import builtin_spec
 from kapiserver.registry.builtin_strategy import BuiltinStrategy
 from kapiserver.registry.printers import AGE_COLUMN, NAME_COLUMN, age
@@ -50,16 +52,13 @@ def set_webhook_defaults(hook: dict, mutating: bool) -> None:
 
 def _validate_client_config(config: dict, path: FieldPath) -> list[FieldError]:
     """Exactly one of a URL (https, no user, query or fragment) and a service."""
-    from kapiserver_plugins.apiextensions.crd_validation.conversion import (_webhook_service,
-                                                                            _webhook_url)
-
     url, service = config.get("url"), config.get("service")
     if (url is None) == (service is None):
         return [FieldError.required(path, "exactly one of url or service is required")]
     if url is not None:
-        return _webhook_url(path.child("url"), str_of(url))
+        return validate_webhook_url(path.child("url"), str_of(url))
     service = dict_of(service)
-    return _webhook_service(path.child("service"), str_of(service.get("namespace")),
+    return validate_webhook_service(path.child("service"), str_of(service.get("namespace")),
                             str_of(service.get("name")), service.get("path"),
                             service.get("port"))
 

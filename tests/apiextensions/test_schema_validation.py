@@ -1,6 +1,5 @@
 """Tests of custom-resource schema validation, against upstream's messages."""
 
-import time
 
 import pytest
 
@@ -477,7 +476,8 @@ def test_go_json():
         '[1,1e+21,1e-7,0.5,100000000000000000000,"\\u003c\\u0026\\u003e",{"a":null,"b":1}]')
 
 
-def test_twenty_properties_validate_fast():
+def test_twenty_properties_validate_each_value():
+    """Every property's constraints apply, each on its own path (speed: ``tox -e bench``)."""
     props = {f"p{i}": {"type": "string", "maxLength": 50, "pattern": "^[a-z]+$"}
              for i in range(10)}
     props.update({f"n{i}": {"type": "integer", "minimum": 0, "maximum": 100} for i in range(10)})
@@ -488,12 +488,9 @@ def test_twenty_properties_validate_fast():
     obj = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "a"},
            "spec": {**{f"p{i}": "abc" for i in range(10)}, **{f"n{i}": i for i in range(10)}}}
     assert validate(schema, obj) == []
-    runs = 200
-    start = time.perf_counter()
-    for _ in range(runs):
-        validate(schema, obj)
-    per_call = (time.perf_counter() - start) / runs
-    assert per_call < 0.002  # generous bound for slow CI; typically well under 100 µs
+    assert validate(schema, obj) == []  # the compiled schema is reused
+    bad = {**obj, "spec": {**obj["spec"], "p9": "ABC", "n9": 101}}
+    assert sorted(e.field for e in validate(schema, bad)) == ["spec.n9", "spec.p9"]
 
 
 def test_embedded_resource_metadata_field_of_wrong_type():

@@ -8,11 +8,10 @@ Paths are the internal type's: a v1 ``spec.conversion.webhook.clientConfig`` is 
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from kapiserver.apimachinery.field_errors import FieldError, FieldPath
-from kapiserver.apimachinery.validation import is_dns1035_label, is_dns1123_subdomain, \
-    is_valid_port_num
+from kapiserver.apimachinery.validation import is_dns1035_label
+from kapiserver.apimachinery.webhook_validation import validate_webhook_service, \
+    validate_webhook_url
 
 from .gosyntax import go_bytes, go_strings
 from .internal import Options, as_dict, as_list, as_str
@@ -21,7 +20,6 @@ __all__ = ["validate_conversion", "ca_bundle_errors", "has_valid_review_version_
 
 #: The ConversionReview versions the previous release understands.
 ACCEPTED_REVIEW_VERSIONS = ("v1", "v1beta1")
-_FORM = "; desired format: https://host[/path]"
 
 
 def has_valid_review_version_or_empty(versions) -> bool:
@@ -49,64 +47,6 @@ def _review_versions(versions, require_recognized: bool, path: FieldPath) -> lis
         errs.append(FieldError.invalid(path, go_strings(versions),
                                        "must include at least one of "
                                        + ", ".join(sorted(ACCEPTED_REVIEW_VERSIONS))))
-    return errs
-
-
-def _webhook_url(path: FieldPath, url: str) -> list[FieldError]:
-    """``ValidateWebhookURL(path, url, forceHttps=true)``, with Python's URL parser."""
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rpartition("@")[2]
-    except ValueError as err:
-        return [FieldError.required(path, f'url must be a valid URL: parse "{url}": {err}'
-                                          + _FORM)]
-    errs = []
-    scheme = parts.scheme.lower()
-    if scheme != "https":
-        errs.append(FieldError.invalid(path, scheme, "'https' is the only allowed URL scheme"
-                                       + _FORM))
-    if not host:
-        errs.append(FieldError.invalid(path, host, "host must be provided" + _FORM))
-    if "@" in parts.netloc:
-        errs.append(FieldError.invalid(path, parts.netloc.rpartition("@")[0],
-                                       "user information is not permitted in the URL"))
-    if parts.fragment:
-        errs.append(FieldError.invalid(path, parts.fragment,
-                                       "fragments are not permitted in the URL"))
-    if parts.query:
-        errs.append(FieldError.invalid(path, parts.query,
-                                       "query parameters are not permitted in the URL"))
-    return errs
-
-
-def _webhook_service(path: FieldPath, namespace: str, name: str, url_path,
-                     port) -> list[FieldError]:
-    """``ValidateWebhookService(path, namespace, name, path, port)``."""
-    errs = []
-    if not name:
-        errs.append(FieldError.required(path.child("name"), "service name is required"))
-    if not namespace:
-        errs.append(FieldError.required(path.child("namespace"), "service namespace is required"))
-    port = port if isinstance(port, int) and not isinstance(port, bool) else 0
-    if msgs := is_valid_port_num(port):
-        errs.append(FieldError.invalid(path.child("port"), port,
-                                       "port is not valid: " + ", ".join(msgs)))
-    if not isinstance(url_path, str) or url_path in ("", "/"):
-        return errs
-    at = path.child("path")
-    if url_path == "//":
-        return errs + [FieldError.invalid(at, url_path, "segment[0] may not be empty")]
-    if not url_path.startswith("/"):
-        errs.append(FieldError.invalid(at, url_path, "must start with a '/'"))
-    rest = url_path[1:]
-    if rest.endswith("/"):
-        rest = rest[:-1]
-    for i, step in enumerate(rest.split("/")):
-        if not step:
-            errs.append(FieldError.invalid(at, url_path, f"segment[{i}] may not be empty"))
-            continue
-        errs += [FieldError.invalid(at, url_path, f"segment[{i}]: {msg}")
-                 for msg in is_dns1123_subdomain(step)]
     return errs
 
 
@@ -171,12 +111,12 @@ def validate_conversion(conversion, require_recognized: bool, path: FieldPath,
             errs.append(FieldError.required(config_path,
                                             "exactly one of url or service is required"))
         elif url is not None:
-            errs += _webhook_url(config_path.child("url"), as_str(url))
+            errs += validate_webhook_url(config_path.child("url"), as_str(url))
         else:
             service = as_dict(service)
             # upstream passes (name, namespace) to a function declared (namespace, name), so
             # a missing name is reported as a missing namespace and the other way round
-            errs += _webhook_service(config_path.child("service"), as_str(service.get("name")),
+            errs += validate_webhook_service(config_path.child("service"), as_str(service.get("name")),
                                      as_str(service.get("namespace")), service.get("path"),
                                      service.get("port"))
         bundle = config.get("caBundle")
