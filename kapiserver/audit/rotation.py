@@ -9,8 +9,9 @@ the others gzip-compressed. New files are ``0600``.
 
 Every gunicorn worker appends to the same file (``O_APPEND``: each line is one
 ``write``). The size checked is the file's own, whoever wrote it; a rotation is done
-under a lock on the directory, and a worker that finds the path names another file than
-the one it holds (another worker rotated) opens the new one.
+under a lock on the directory (taken for a rename, never for longer), and a worker that
+finds the path names another file than the one it holds (another worker rotated) opens
+the new one.
 """
 
 from __future__ import annotations
@@ -143,18 +144,14 @@ class RotatingFile:
         return sorted(found, reverse=True)
 
     def mill(self) -> None:
-        """Remove the backups too many or too old; compress the others if asked (under
-        the directory's lock: one process at a time)."""
-        try:
-            directory = os.open(self.directory, os.O_RDONLY)
-        except OSError as err:
-            log.error("audit log rotation: %s", err)
-            return
-        try:
-            fcntl.flock(directory, fcntl.LOCK_EX)
-            self._mill()
-        finally:
-            os.close(directory)
+        """Remove the backups too many or too old; compress the others if asked.
+
+        Without the directory's lock: a rotation must never find it taken for the seconds
+        a compression lasts (it would skip, and the file would grow past its size). Every
+        step tolerates another process milling the same backups at once: a file already
+        removed is skipped, and each process compresses into a partial file of its own
+        before the atomic rename."""
+        self._mill()
 
     def _mill(self) -> None:
         try:
@@ -182,14 +179,14 @@ class RotatingFile:
 
     @staticmethod
     def _compress(path: str) -> None:
-        partial = path + ".gz.partial"
+        partial = f"{path}.gz.partial-{os.getpid()}-{threading.get_ident()}"
         try:
             with open(path, "rb") as source, gzip.open(partial, "wb") as target:
                 shutil.copyfileobj(source, target)
             os.chmod(partial, 0o600)
             os.replace(partial, path + ".gz")
             os.remove(path)
-        except FileNotFoundError:  # removed meanwhile
+        except FileNotFoundError:  # removed, or compressed by another process, meanwhile
             if os.path.exists(partial):
                 os.remove(partial)
 
