@@ -40,6 +40,7 @@ from .auditing import Auditor
 from .apigroups import ResourceRoutes
 from .blocking import offload
 from .delegation import DelegationChain
+from .bootstrapping import one_at_a_time
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +247,12 @@ class APIServer:
         if any(h.name == name for h in self.post_start_hooks):
             raise ConfigError(f"post-start hook {name!r} added twice")
         self.post_start_hooks.append(healthz.PostStartHook(name, fn))
+
+    def taking_turns(self, name: str):
+        """A context manager the workers of this data dir hold one at a time: for
+        post-start hooks that write bootstrap objects, so that one worker writes them and
+        the others then find them there (``kapiserver.server.bootstrapping``)."""
+        return one_at_a_time(os.path.join(self.config.data_dir, "turns", name))
 
     def add_health_check(self, name: str, fn) -> None:
         """Add a check to ``/healthz``, ``/livez`` and ``/readyz`` (``fn`` returns an error or None)."""

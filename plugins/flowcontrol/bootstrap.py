@@ -16,6 +16,7 @@ find it created.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 
@@ -118,7 +119,10 @@ def ensure(server) -> None:
 def produce(server) -> None:
     """The ``priority-and-fairness-config-producer`` post-start hook: ensure now, and
     every ``PERIOD`` seconds until the server stops."""
-    ensure(server)
+    # One worker at a time: the first makes the objects, the others find them made.
+    taking_turns = getattr(server, "taking_turns", None)
+    with taking_turns("apf-bootstrap") if taking_turns else contextlib.nullcontext():
+        ensure(server)
 
     def loop():
         while not server.stopping.wait(PERIOD):

@@ -12,6 +12,7 @@ again and retry.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 
@@ -123,6 +124,16 @@ def ensure_bootstrap_policy(server) -> None:
 
     policy = load()
     counts = {}
+    # One worker at a time: the first writes the policy, the others find it written.
+    taking_turns = getattr(server, "taking_turns", None)
+    with taking_turns("rbac-bootstrap") if taking_turns else contextlib.nullcontext():
+        _reconcile_all(server, policy, counts)
+    log.info("RBAC bootstrap policy reconciled: %s",
+             ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    index_for(server).start()
+
+
+def _reconcile_all(server, policy: dict, counts: dict) -> None:
     for resource in ("clusterroles", "clusterrolebindings", "roles", "rolebindings"):
         registry = server.registries[(GROUP, resource)]
         reconcile = reconcile_binding if resource.endswith("bindings") else reconcile_role
@@ -136,6 +147,3 @@ def ensure_bootstrap_policy(server) -> None:
             listed = existing.get((meta.get("namespace", ""), meta["name"]))
             outcome = _ensure(registry, expected, reconcile, listed, manage)
             counts[outcome] = counts.get(outcome, 0) + 1
-    log.info("RBAC bootstrap policy reconciled: %s",
-             ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    index_for(server).start()
