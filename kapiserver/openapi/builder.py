@@ -41,13 +41,12 @@ class Documents:
     adds documents already encoded (another server's, as it served them).
     """
 
-    def __init__(self, v2_document: dict, v3_documents: dict[str, dict],
+    def __init__(self, v2_document, v3_documents: dict[str, dict],
                  v3_encoded: dict[str, bytes] | None = None):
         self.built_at = time.time()
-        # kube-openapi writes the v2 document with its JSON v2 encoder, which leaves <, >
-        # and & as they are; the v3 documents and the index go through json.Marshal.
-        self.v2_json = encode(v2_document, escape_html=False)
-        self.v2_etag = content_hash(self.v2_json)
+        #: The v2 document, or a function that renders it: clients that read only v3
+        #: (kubectl's) never wait for the v2 one (half the work of a build).
+        self._v2_document = v2_document
         self.v3 = {}
         for key, document in v3_documents.items():
             data = encode(document)
@@ -57,6 +56,19 @@ class Documents:
         self.index = encode({"paths": {
             key: {"serverRelativeURL": server_relative_url(key, self.v3[key][1])}
             for key in sorted(self.v3)}})
+
+    @functools.cached_property
+    def v2_json(self) -> bytes:
+        """The v2 document, rendered on first use. kube-openapi writes it with its JSON v2
+        encoder, which leaves <, > and & as they are; the v3 documents and the index go
+        through json.Marshal."""
+        document = self._v2_document
+        self._v2_document = None  # what renders it is needed no more
+        return encode(document() if callable(document) else document, escape_html=False)
+
+    @functools.cached_property
+    def v2_etag(self) -> str:
+        return content_hash(self.v2_json)
 
     @functools.cached_property
     def v2_protobuf(self) -> bytes:
@@ -200,18 +212,24 @@ class OpenAPIBuilder:
             for key, paths in table.documents.items()}
         all_paths = {path: operations for paths in table.documents.values()
                      for path, operations in paths.items()}
-        v2_definitions = dict(definitions)
-        for spec in _specs(groups):
-            v2_definitions.update(spec.openapi_v2_definitions)
-        v2_document = v2.render(all_paths, v2_definitions, self._info)
+        aggregated = self._aggregated
+
+        def v2_document() -> dict:
+            v2_definitions = dict(definitions)
+            for spec in _specs(groups):
+                v2_definitions.update(spec.openapi_v2_definitions)
+            document = v2.render(all_paths, v2_definitions, self._info)
+            for spec in aggregated:
+                if spec.v2:
+                    merge.merge(document, spec.v2)
+            return merge.sort_maps(document)
+
         v3_encoded: dict[str, bytes] = {}
-        for spec in self._aggregated:
-            if spec.v2:
-                merge.merge(v2_document, spec.v2)
+        for spec in aggregated:
             for key, data in spec.v3.items():
                 if key not in v3_documents:
                     v3_encoded.setdefault(key, data)
-        return Documents(merge.sort_maps(v2_document), v3_documents, v3_encoded)
+        return Documents(v2_document, v3_documents, v3_encoded)
 
 
 def _serves_custom_resources(resources: dict) -> bool:
