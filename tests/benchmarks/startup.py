@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -107,10 +109,27 @@ def process_memory_mib(pid: int) -> list[tuple[str, float, float]]:
             for n, p in enumerate(process_tree(pid))]
 
 
-def start_once(workdir: str, settle: float, env: dict) -> dict:
+def tree_command(tree: str, workdir: str) -> list[str]:
+    """``kapiserver serve`` as the source tree ``tree`` (a checkout: ``kapiserver/``,
+    ``plugins/``) has it, whatever is installed; ``tree``'s packages are linked into
+    ``workdir`` under their import names."""
+    path = os.path.join(workdir, "tree-" + str(abs(hash(tree))))
+    os.makedirs(path, exist_ok=True)
+    for name, source in (("kapiserver", "kapiserver"), ("kapiserver_plugins", "plugins")):
+        if not os.path.exists(os.path.join(path, name)):
+            os.symlink(os.path.join(os.path.abspath(tree), source), os.path.join(path, name))
+    code = (f"import sys; sys.path.insert(0, {path!r}); "
+            "from kapiserver.cli import main; sys.exit(main())")
+    return [sys.executable, "-c", code, "serve"]
+
+
+def start_once(workdir: str, settle: float, env: dict, command=None) -> dict:
     """One start (on ``workdir``'s data dir, empty or not): ready time, CPU, then memory
-    after ``settle`` seconds; the server is left running under ``"server"``."""
+    after ``settle`` seconds; the server is left running under ``"server"``. ``command``:
+    ``kapiserver serve`` of another tree (``tree_command``)."""
     server = KapiserverProcess(workdir, workers=2, env=env)
+    if command:
+        server.command = [*command, "--config", server.config_file]
     began = time.monotonic()
     server.start(timeout=120)
     ready = time.monotonic() - began
@@ -152,6 +171,10 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="starts on fresh data dirs")
     parser.add_argument("--settle", type=float, default=1.0,
                         help="seconds between ready and the memory reading")
+    parser.add_argument("--baseline", metavar="TREE",
+                        help="a checkout of another commit (git worktree add TREE COMMIT): "
+                             "its starts alternate with this tree's, and the medians of "
+                             "both are compared (both run from linked source trees)")
     args = parser.parse_args(argv)
     print("host: %d CPU(s), load average %.2f %.2f %.2f at the start (other processes' "
           "load stretches start-up; compare within one run)" % (os.cpu_count(),
@@ -180,6 +203,8 @@ def main(argv=None) -> int:
         # A restart finds the bootstrap objects there already.
         restart = start_once(os.path.join(workdir, f"run-{len(runs) - 1}"), args.settle, env)
         restart.pop("server").stop()
+        if args.baseline:
+            compared = compare(workdir, args, env)
     rows = [["compiling bytecode", cold["ready"], cold["cpu"], "", ""]]
     rows += [[f"#{n + 1}", r["ready"], r["cpu"], *r["memory"]] for n, r in enumerate(runs)]
     rows += [["restart (data dir kept)", restart["ready"], restart["cpu"],
@@ -190,6 +215,9 @@ def main(argv=None) -> int:
           [list(row) for row in runs[-1]["processes"]])
     table("first requests of a fresh server (one kept-alive connection: one worker)",
           ["request", "first ms", "again ms"], first)
+    if args.baseline:
+        table(f"this tree beside {args.baseline} (alternating starts, medians)",
+              ["tree", "starts", "ready s", "CPU s", "idle RSS MiB", "idle PSS MiB"], compared)
     worst = max(r["ready"] for r in runs)
     rss = max(r["memory"][0] for r in runs)
     pss = max(r["memory"][1] for r in runs)
@@ -201,6 +229,27 @@ def main(argv=None) -> int:
            ["idle PSS, all server processes", f"{pss:.1f} MiB", f"< {TARGET_MEMORY:.0f} MiB",
             "yes" if pss < TARGET_MEMORY else "NO"]])
     return 0
+
+
+def compare(workdir: str, args, env: dict) -> list[list]:
+    """Starts of this tree and of ``args.baseline`` in turn (after one start of each to
+    write their bytecode); a row of medians for each."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    trees = {"this tree": tree_command(here, workdir),
+             "baseline": tree_command(args.baseline, workdir)}
+    figures = {name: [] for name in trees}
+    for n in range(max(1, args.runs) + 1):
+        for name, command in trees.items():
+            run = start_once(os.path.join(workdir, f"compare-{n}-{name[0]}"), args.settle,
+                             env, command)
+            run.pop("server").stop()
+            if n:  # the first start of each wrote its bytecode
+                figures[name].append(run)
+    return [[name, len(runs), statistics.median(r["ready"] for r in runs),
+             statistics.median(r["cpu"] for r in runs),
+             statistics.median(r["memory"][0] for r in runs),
+             statistics.median(r["memory"][1] for r in runs)]
+            for name, runs in figures.items()]
 
 
 if __name__ == "__main__":
