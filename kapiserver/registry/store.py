@@ -621,6 +621,7 @@ class RegistryStore:
                             cached = json_item(kv.value, kv.mod_revision)
                             if cached is not None:
                                 fresh.append((kv.key, kv.mod_revision, cached))
+                                read_bytes += len(cached)  # made here: garbage around
                     elif stored:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:
