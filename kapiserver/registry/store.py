@@ -93,6 +93,14 @@ def json_item(value: bytes, revision: int) -> bytes | None:
     The metadata's uid is the first ``"uid":"`` of the value: only kind, apiVersion and
     ObjectMeta's plain strings come before it, and in JSON a quote within a string is
     always escaped."""
+    parts = _json_item_parts(value, revision)
+    return parts and parts[0]
+
+
+def _json_item_parts(value: bytes, revision: int):
+    """``(item, start, end, escaped)`` of ``json_item``: the item is ``{`` +
+    ``value[start:end]`` + the resourceVersion + ``value[end:-1]``, unless ``escaped``
+    (then translated as ``dumps_json`` escapes); None for a value not canonical."""
     if not value.endswith(CANONICAL):
         return None
     start = value.index(b',"metadata":{') + 1
@@ -101,10 +109,34 @@ def json_item(value: bytes, revision: int) -> bytes | None:
     item = b"".join((b"{", value[start:end], b',"resourceVersion":"%d"' % revision,
                      value[end:-1]))
     # One-byte scans (memchr): a three-byte search costs ten times more.
-    if (b"<" in item or b">" in item or b"&" in item or (
-            b"\xe2" in item and (b"\xe2\x80\xa8" in item or b"\xe2\x80\xa9" in item))):
+    escaped = (b"<" in item or b">" in item or b"&" in item or (
+        b"\xe2" in item and (b"\xe2\x80\xa8" in item or b"\xe2\x80\xa9" in item)))
+    if escaped:
         item = item.decode().translate(GO_ESCAPES).encode()  # as dumps_json escapes
-    return item
+    return item, start, end, escaped
+
+
+class ItemKeyValue:
+    """A stored ``KeyValue`` held as its JSON list item (``json_item``), its value rebuilt
+    from the item when asked for: what the read cache holds for an object served as JSON,
+    so a LIST joins the items held, and each object is kept once, not as value and item.
+    """
+
+    __slots__ = ("key", "item", "create_revision", "mod_revision", "head", "cut", "skip")
+
+    def __init__(self, kv, item: bytes, head: bytes, cut: int):
+        self.key, self.item = kv.key, item
+        self.create_revision, self.mod_revision = kv.create_revision, kv.mod_revision
+        #: The value's bytes before its metadata (kind and apiVersion), shared.
+        self.head = head
+        #: Where the resourceVersion starts in the item, and how long it is.
+        self.cut = cut
+        self.skip = len(b',"resourceVersion":"%d"' % kv.mod_revision)
+
+    @property
+    def value(self) -> bytes:
+        item, cut = self.item, self.cut
+        return b"".join((self.head, item[1:cut], item[cut + self.skip:], CANONICAL))
 
 
 #: ``metav1.ObjectMeta``'s fields in Go's order (the order of its JSON).
@@ -347,6 +379,9 @@ class RegistryStore:
             read_cache = getattr(getattr(on_write, "__self__", None), "reads", None)
         self.read_cache = read_cache if isinstance(read_cache, ReadCache) else None
         self._index_prefix = spec.key_prefix("")
+        #: The heads of the values the read cache holds as items (``ItemKeyValue``), one
+        #: bytes object for every object of one kind and version.
+        self._heads: dict[bytes, bytes] = {}
         self.item_cache = ItemCache()
         self._protobuf_cache = None
         self._type_meta_json = dumps_json({"kind": spec.kind,
@@ -483,8 +518,9 @@ class RegistryStore:
     # -- read -----------------------------------------------------------------------------
 
     def _read(self, namespace: str, name: str):
-        """The object's stored ``KeyValue`` now (a consistent read): from the worker's
-        read cache once it has every acknowledged write, else from the store."""
+        """The object's stored ``KeyValue`` now (a consistent read), and whether it is
+        the read cache's: from the worker's read cache once it has every acknowledged
+        write, else from the store."""
         key = self.spec.key(namespace, name)
         reads = self.read_cache
         if reads is not None:
@@ -492,22 +528,39 @@ class RegistryStore:
             if kv is ABSENT:
                 raise self._not_found(name)
             if kv is not None:
-                return kv
+                return kv, True
         try:
-            return self.storage.get(key)
+            return self.storage.get(key), False
         except KeyNotFound:
             raise self._not_found(name) from None
 
+    def _held_item(self, kv, held: bool) -> bytes | None:
+        """``json_item`` of ``kv``; one the read cache holds (``held``) is kept as its
+        item from now on (``ItemKeyValue``)."""
+        item = getattr(kv, "item", None)
+        if item is not None:
+            return item
+        parts = _json_item_parts(kv.value, kv.mod_revision)
+        if parts is None:
+            return None
+        item, start, end, escaped = parts
+        if held and not escaped:
+            head = kv.value[:start]
+            head = self._heads.setdefault(head, head)
+            self.read_cache.replace(self._index_prefix, kv,
+                                    ItemKeyValue(kv, item, head, 1 + end - start))
+        return item
+
     def get(self, namespace: str, name: str) -> dict:
-        kv = self._read(namespace, name)
+        kv, _ = self._read(namespace, name)
         return self.decode(kv.value, kv.mod_revision)
 
     def get_json(self, namespace: str, name: str) -> bytes:
         """``get`` encoded as upstream's JSON: a canonical stored value as it is
         (``json_item``), another from the item cache (no decode, no encode when the
         stored revision was served before)."""
-        kv = self._read(namespace, name)
-        item = json_item(kv.value, kv.mod_revision) if self._stored_items else None
+        kv, held = self._read(namespace, name)
+        item = self._held_item(kv, held) if self._stored_items else None
         if item is None:
             item = self.item_cache.get(kv)
             if item is None:
@@ -595,7 +648,6 @@ class RegistryStore:
                                           limit=limit if unfiltered else 0,
                                           consistent=resource_version != "0")
         from_memory = memory is not None
-        cached_items = item_cache.entries
         try:
             while True:
                 if memory is not None:
@@ -613,20 +665,14 @@ class RegistryStore:
                     last_key = kv.key
                     cached = None
                     if stored and from_memory:
-                        # Read again and again from memory: the item is kept too, so
-                        # such a LIST is a join of cached bytes (looked up without
-                        # refreshing its place in the LRU order: a third of the cost).
-                        cached = cached_items.get((kv.key, kv.mod_revision))
-                        if cached is None:
-                            cached = json_item(kv.value, kv.mod_revision)
-                            if cached is not None:
-                                fresh.append((kv.key, kv.mod_revision, cached))
-                                read_bytes += len(cached)  # made here: garbage around
+                        # Read again and again from memory: the read cache holds the
+                        # item instead of the value, so such a LIST is a join of bytes.
+                        cached = getattr(kv, "item", None) or self._held_item(kv, True)
                     elif stored:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:
                         cached = item_cache.view(kv)
-                    if kv.value is not None and not from_memory:
+                    if not from_memory and kv.value is not None:
                         read_bytes += len(kv.value)
                     if cached is not None:
                         items.append(cached)
@@ -714,7 +760,7 @@ class RegistryStore:
         (no decode, no encode when the stored revision was served before)."""
         from ..runtime.protobuf import default_codec
 
-        kv = self._read(namespace, name)
+        kv, _ = self._read(namespace, name)
         cache = self.protobuf_cache
         item = cache.get(kv)
         if item is None:

@@ -139,13 +139,13 @@ class Index:
             del entries[key]
             keys = self.keys
             del keys[bisect.bisect_left(keys, key)]
-            return -len(current.value)
+            return -held(current)
         entries[key] = KeyValue(key, event.value, event.create_revision or event.revision,
                                 event.revision)
         if current is None:
             bisect.insort(self.keys, key)
             return len(event.value)
-        return len(event.value) - len(current.value)
+        return len(event.value) - held(current)
 
     def load(self, items) -> None:
         for kv in items:
@@ -284,6 +284,17 @@ class ReadCache:
         return ListResult(items=items, revision=revision, more=remaining > 0,
                           remaining=remaining)
 
+    def replace(self, index_prefix: str, kv, replacement) -> None:
+        """Hold ``replacement`` (the same key at the same revision, in another form: see
+        ``registry.store.ItemKeyValue``) instead of ``kv``, if ``kv`` is still held."""
+        with self.cache.lock:
+            index = self.indexes.get(index_prefix)
+            if index is not None and index.entries.get(kv.key) is kv:
+                index.entries[kv.key] = replacement
+                change = held(replacement) - held(kv)
+                index.bytes += change
+                self.bytes += change
+
     def get(self, index_prefix: str, key: str, consistent: bool = True):
         """The key's ``KeyValue``, ``ABSENT`` when it does not exist, or None when the
         store must answer."""
@@ -296,6 +307,12 @@ class ReadCache:
         if self.indexes.get(index_prefix) is not index:
             return None  # dropped meanwhile (reset, evicted)
         return ABSENT if kv is None else kv
+
+
+def held(kv) -> int:
+    """Bytes of ``kv``'s value as held (a replacement's own form, when it has one)."""
+    item = getattr(kv, "item", None)
+    return len(item if item is not None else kv.value)
 
 
 def _prefix_end(prefix: str) -> str:
