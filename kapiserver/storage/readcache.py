@@ -8,12 +8,14 @@ built on the first read of the resource (one store read at the watch cache's rev
 and from then on fed by the watch cache's event feed, under the cache's lock: after
 the feed reached revision R, every index holds the store's state at R exactly. The
 values are the bytes the events carry (shared with the cache's ring buffer, not
-copied); the encoded list items stay in the registries' item caches (a canonical JSON
-value *is* its item, ``registry.store.json_item``), so a LIST of cached objects is a
-slice of the key list and a join of bytes. Memory is bounded: past ``max_bytes`` of
-values the least recently read indexes are dropped (their resources are read from the
-store again until read anew). Upstream's cacher keeps every object of every resource
-decoded; here a resource nobody reads costs nothing.
+copied). An object served as JSON is then held as its JSON list item instead
+(``registry.store.ItemKeyValue``: a canonical value and its item differ only by the
+kind/apiVersion head and the resourceVersion, so the value is rebuilt when asked
+for): each object is kept once, and a LIST of cached objects is a slice of the key list
+and a join of bytes. Memory is bounded: past ``max_bytes`` the least recently read
+indexes are dropped (their resources are read from the store again for a while).
+Upstream's cacher keeps every object of every resource decoded; here a resource
+nobody reads costs nothing, and one read costs about its stored size per worker.
 
 Consistent reads
 ----------------
