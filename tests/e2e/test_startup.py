@@ -1,8 +1,10 @@
-"""Start-up end to end: a restart reconciles the bootstrap RBAC policy as upstream does
-(missing rules and subjects put back, ``autoupdate: "false"`` objects left alone), and what
-start-up leaves to the first request (discovery) still answers in full."""
+"""Start-up end to end: the workers take turns at the bootstrap RBAC policy, a restart
+reconciles it as upstream does (missing rules and subjects put back, ``autoupdate:
+"false"`` objects left alone), and what start-up leaves to the first request (discovery)
+still answers in full."""
 
 import json
+import re
 
 from kapiserver.testing import KapiserverProcess
 
@@ -21,6 +23,10 @@ def _put(server, path, obj):
 def test_restart_reconciles_bootstrap_policy(tmp_path):
     server = KapiserverProcess(str(tmp_path), workers=2).start()
     try:
+        # One worker wrote the policy; the other found it written.
+        outcomes = re.findall(r"RBAC bootstrap policy reconciled: (.*)", server.log())
+        assert sorted(re.sub(r"\d+", "N", o) for o in outcomes) == ["N created",
+                                                                     "N unchanged"]
         view = server.get(f"{RBAC}/clusterroles/system:discovery", **ADMIN).json()
         wanted_rules = view["rules"]
         # A bootstrap role with a rule taken away, one its owner keeps as it is, and a
