@@ -667,7 +667,8 @@ class RegistryStore:
                     if stored and from_memory:
                         # Read again and again from memory: the read cache holds the
                         # item instead of the value, so such a LIST is a join of bytes.
-                        cached = getattr(kv, "item", None) or self._held_item(kv, True)
+                        cached = (getattr(kv, "item", None) or self._held_item(kv, True)
+                                  or item_cache.view(kv))
                     elif stored:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:

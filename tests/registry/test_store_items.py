@@ -46,3 +46,44 @@ def test_items_are_what_the_encoder_writes():
     expected = dumps_json({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})
     assert json_item(value, 9) == expected[:-1]
     assert _json_item_parts(value, 9)[3]  # escaped: never held as an item
+
+
+@pytest.fixture
+def registry(tmp_path):
+    from kapiserver.storage.sqlite import SQLiteStore
+    from kapiserver.storage.watchcache import WatchCache
+    from kapiserver.registry.store import RegistryStore
+    from kapiserver_plugins.core.configmaps import CONFIGMAPS, ConfigMapStrategy
+
+    store = SQLiteStore(tmp_path / "kv.db")
+    cache = WatchCache(store, interval=0.01)
+    yield RegistryStore(CONFIGMAPS, ConfigMapStrategy(CONFIGMAPS), store, cache.written)
+    cache.close()
+    store.close()
+
+
+@pytest.mark.parametrize("canonical", [True, False])
+def test_a_list_from_memory_is_the_stores_and_decodes_each_object_once(registry, canonical):
+    for i in range(20):
+        obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i:02d}"},
+               "data": {"i": str(i), "html": "<&>" if i == 3 else ""}}
+        if canonical:
+            obj = {"kind": obj.pop("kind"), **obj}
+        registry.create(obj, "ns")
+    reads = registry.read_cache
+    first = registry.list_json("ns")
+    decodes = []
+    decode = registry.decode
+    registry.decode = lambda value, revision: decodes.append(revision) or decode(value,
+                                                                                 revision)
+    assert registry.list_json("ns") == first
+    assert registry.get_json("ns", "cm-05") == registry.get_json("ns", "cm-05")
+    assert decodes == []
+    registry.read_cache = None  # the same answers from the store
+    assert json.loads(registry.list_json("ns")) == json.loads(first)
+    registry.read_cache = reads
+    held = reads.indexes[registry._index_prefix].entries
+    kinds = {type(kv).__name__ for key, kv in held.items() if not key.endswith("cm-03")}
+    assert kinds == ({"ItemKeyValue"} if canonical else {"KeyValue"})
+    assert type(held["/registry/configmaps/ns/cm-03"]).__name__ == "KeyValue"  # escaped
+    assert registry.get("ns", "cm-07")["data"]["i"] == "7"  # decoded from the item
