@@ -5,7 +5,8 @@ Scenarios (each bounded in time): GET one ~1 KiB ConfigMap at 16 connections, LI
 1,000 ConfigMaps at 1 and 4 connections, on kapiserver over SQLite, over a one-member
 etcd (both 2 workers), and on the ceiling: ``../shared/bench/ceiling_app.py`` (falling
 back to ``tests/benchmarks/ceiling.py``) under kapiserver's gunicorn settings, which
-serialises its 1,000-item list on every request. All three run at once and are measured
+serialises its 1,000-item list on every request (first, the same LIST and a GET in this
+process, in CPU time: from SQLite, from the read cache, and ``json.dumps``). All three run at once and are measured
 in turn, ``--rounds`` times, keeping each scenario's best run (the others measured the
 neighbours). Then, on each server, RSS of all its processes idle (just started) and
 once 10,000 ConfigMaps more were created and LISTed. Everything shares this machine's
@@ -142,6 +143,56 @@ def start(setup: str, workdir: str) -> tuple[list, KapiserverProcess]:
     return [etcd], server.start(60)
 
 
+def in_process(items: int = LIST_ITEMS) -> None:
+    """CPU time of one LIST (``list_json``) and one GET (``get_json``) of ~1 KiB
+    ConfigMaps in this process: from a SQLite store, and from the read cache (objects
+    written canonical, as a server writes them, and not) beside ``json.dumps`` of the
+    same list (the ceiling's work). CPU time: the machine's other load matters less."""
+    import json
+
+    from kapiserver.registry.store import RegistryStore
+    from kapiserver.storage.sqlite import SQLiteStore
+    from kapiserver.storage.watchcache import WatchCache
+    from kapiserver_plugins.core.configmaps import CONFIGMAPS, ConfigMapStrategy
+
+    def cpu_ms(fn, runs: int) -> float:
+        fn()
+        start = time.process_time()
+        for _ in range(runs):
+            fn()
+        return (time.process_time() - start) / runs * 1000
+
+    rows = []
+    for canonical in (True, False):
+        with tempfile.TemporaryDirectory() as workdir:
+            store = SQLiteStore(os.path.join(workdir, "kv.db"))
+            cache = WatchCache(store, interval=0.01)
+            registry = RegistryStore(CONFIGMAPS, ConfigMapStrategy(CONFIGMAPS), store,
+                                     cache.written)
+            try:
+                for i in range(items):
+                    obj = objects.configmap(f"cm-{i:05d}", seed=f"cm-{i:05d}")
+                    if canonical:  # kind first, as the server's decoding leaves it
+                        obj = {"kind": obj.pop("kind"), **obj}
+                    registry.create(obj, "bench")
+                cache.wait_for(store.current_revision(), 10)
+                reads = registry.read_cache
+                for source, read_cache in (("read cache", reads), ("SQLite", None)):
+                    registry.read_cache = read_cache
+                    rows.append([f"{source}, {'canonical' if canonical else 'other'} values",
+                                 cpu_ms(lambda: registry.list_json("bench"), 20),
+                                 cpu_ms(lambda: registry.get_json("bench", "cm-00001"), 500)
+                                 * 1000])
+                listed = json.loads(registry.list_json("bench"))
+            finally:
+                cache.close()
+                store.close()
+    rows.append(["json.dumps of the list (the ceiling)",
+                 cpu_ms(lambda: json.dumps(listed, separators=(",", ":")), 10), "-"])
+    table(f"In process: CPU per LIST of {items:,} ConfigMaps and per GET",
+          ["source", "LIST ms", "GET us"], rows)
+
+
 def best(runs: list[dict]) -> dict:
     """Of several rounds, each scenario's run with the highest rate: on a shared machine
     a slower run measures the neighbours, not the server."""
@@ -160,6 +211,7 @@ def main(argv=None) -> int:
     setups = [s for s in args.only.split(",") if s == "sqlite" or etcd_available()]
     print("host: %d CPU(s), load average %.2f %.2f %.2f at the start"
           % ((os.cpu_count(),) + os.getloadavg()))
+    in_process()
     runs, memory_rows, etcds, servers, ceiling = {}, [], [], {}, None
     paths = {"get": CONFIGMAPS.format(namespace="default") + "/bench-get",
              "list": CONFIGMAPS.format(namespace="bench-list")}
