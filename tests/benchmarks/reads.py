@@ -6,9 +6,9 @@ Scenarios (each bounded in time): GET one ~1 KiB ConfigMap at 16 connections, LI
 etcd (both 2 workers), and on the ceiling: ``../shared/bench/ceiling_app.py`` (falling
 back to ``tests/benchmarks/ceiling.py``) under kapiserver's gunicorn settings, which
 serialises its 1,000-item list on every request (first, the same LIST and a GET in this
-process, in CPU time: from SQLite, from the read cache, and ``json.dumps``). All three run at once and are measured
-in turn, ``--rounds`` times, keeping each scenario's best run (the others measured the
-neighbours). Then, on each server, RSS of all its processes idle (just started) and
+process, in CPU time: from SQLite, from the read cache, and ``json.dumps``). All three
+servers run at once and are measured in turn, ``--rounds`` times, keeping each
+scenario's best run (the others measured the neighbours). Then, on each server, RSS of all its processes idle (just started) and
 once 10,000 ConfigMaps more were created and LISTed. Everything shares this machine's
 cores: compare the ratios printed at the end, within one run only.
 """
