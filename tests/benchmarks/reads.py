@@ -8,9 +8,10 @@ back to ``tests/benchmarks/ceiling.py``) under kapiserver's gunicorn settings, w
 serialises its 1,000-item list on every request (first, the same LIST and a GET in this
 process, in CPU time: from SQLite, from the read cache, and ``json.dumps``). All three
 servers run at once and are measured in turn, ``--rounds`` times, keeping each
-scenario's best run (the others measured the neighbours). Then, on each server, RSS of all its processes idle (just started) and
-once 10,000 ConfigMaps more were created and LISTed. Everything shares this machine's
-cores: compare the ratios printed at the end, within one run only.
+scenario's best run (the others measured the neighbours). Then, on each server, RSS of
+all its processes idle (just started) and once 10,000 ConfigMaps more were created and
+LISTed. Everything shares this machine's cores: compare the ratios printed at the end,
+within one run only.
 """
 
 from __future__ import annotations
