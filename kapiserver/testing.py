@@ -83,7 +83,7 @@ class KapiserverProcess:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self, timeout: float = 30) -> "KapiserverProcess":
+    def start(self, timeout: float = 60) -> "KapiserverProcess":
         """Start the server and wait until ``/readyz`` answers 200."""
         command = self.command or [sys.executable, "-m", "kapiserver", "serve",
                                    "--config", self.config_file]
@@ -100,7 +100,7 @@ class KapiserverProcess:
             raise
         return self
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
