@@ -3,7 +3,7 @@
 import os
 import time
 
-from kapiserver.server.bootstrapping import one_at_a_time
+from kapiserver.server.bootstrapping import concurrently, one_at_a_time
 
 
 def _hold_in_child(path: str, seconds: float) -> int:
@@ -51,3 +51,41 @@ def test_a_holder_that_dies_releases_it(tmp_path):
     started = time.monotonic()
     with one_at_a_time(path):
         assert time.monotonic() - started < 1
+
+
+def test_concurrently_keeps_the_order_and_bounds_the_threads():
+    import threading
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def square(n):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        return n * n
+
+    assert concurrently(square, range(40), width=4) == [n * n for n in range(40)]
+    assert 1 < most[0] <= 4
+    assert concurrently(square, []) == []
+
+
+def test_concurrently_raises_the_first_failure_once_all_are_done():
+    done = []
+
+    def fail_on_three(n):
+        if n == 3:
+            raise ValueError("three")
+        done.append(n)
+        return n
+
+    try:
+        concurrently(fail_on_three, range(5), width=1)
+    except ValueError as err:
+        assert str(err) == "three"
+    else:
+        raise AssertionError("no exception")
+    assert done == [0, 1, 2]  # nothing is started after a failure
