@@ -667,8 +667,13 @@ class RegistryStore:
                     if stored and from_memory:
                         # Read again and again from memory: the read cache holds the
                         # item instead of the value, so such a LIST is a join of bytes.
-                        cached = (getattr(kv, "item", None) or self._held_item(kv, True)
-                                  or item_cache.view(kv))
+                        cached = getattr(kv, "item", None)
+                        if cached is None:
+                            cached = self._held_item(kv, True)
+                            if cached is not None:  # made here, its value let go
+                                read_bytes += len(cached)
+                            else:
+                                cached = item_cache.view(kv)
                     elif stored:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:
