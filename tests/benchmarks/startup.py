@@ -52,8 +52,10 @@ FIRST_REQUESTS = [
     ("GET deployment", "GET", "/apis/apps/v1/namespaces/default/deployments/first", None),
     ("LIST cronjobs", "GET", "/apis/batch/v1/namespaces/default/cronjobs", None),
     ("LIST pods as Table", "GET", "/api/v1/namespaces/default/pods", None),
-    ("GET /openapi/v2", "GET", "/openapi/v2", None),
+    # kubectl's way: the v3 index, then a group version's document; v2 on its own.
+    ("GET /openapi/v3", "GET", "/openapi/v3", None),
     ("GET /openapi/v3/apis/apps/v1", "GET", "/openapi/v3/apis/apps/v1", None),
+    ("GET /openapi/v2", "GET", "/openapi/v2", None),
 ]
 
 
