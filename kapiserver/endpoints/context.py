@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 
 from werkzeug.datastructures import Headers
 
@@ -56,6 +57,17 @@ class RequestContext:
             self._headers = self.request.headers if raw is None else Headers(raw)
         return self._headers
 
+    def has_header_prefix(self, prefix: str) -> bool:
+        """Whether the name of any header starts with ``prefix`` (lower case), read without
+        building the headers' mapping."""
+        environ = self.request.environ
+        raw = environ.get(RAW_HEADERS)
+        if raw is not None:
+            size = len(prefix)
+            return any(name[:size].lower() == prefix for name, _ in raw)
+        key = "HTTP_" + prefix.upper().replace("-", "_")
+        return any(name.startswith(key) for name in environ)
+
     def remove_headers(self, names) -> None:
         """Drop headers ``names`` from the request (a front proxy's identity headers, once
         read), so that nothing after authentication sees them."""
@@ -72,23 +84,35 @@ class RequestContext:
     def peer_certificate_info(self) -> dict | None:
         """The client certificate's fields as ``ssl`` decodes a certificate the handshake
         verified (``SSLSocket.getpeercert()``), or ``None``."""
-        sock = self.request.environ.get("gunicorn.socket")
-        getpeercert = getattr(sock, "getpeercert", None)
-        if getpeercert is None:
-            return None
-        try:
-            return getpeercert() or None
-        except (ValueError, OSError):
-            return None
+        return _peer_certificates(self.request.environ)[1]
 
     @property
     def peer_certificate(self) -> bytes | None:
         """DER bytes of the client certificate the TLS handshake verified, if any."""
-        sock = self.request.environ.get("gunicorn.socket")
-        getpeercert = getattr(sock, "getpeercert", None)
-        if getpeercert is None:
-            return None
-        try:
-            return getpeercert(binary_form=True)
-        except (ValueError, OSError):
-            return None
+        return _peer_certificates(self.request.environ)[0]
+
+
+#: The client certificate of each open TLS connection, (DER, decoded), read once: it does
+#: not change while the connection lives, and decoding it costs on every request.
+_PEERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_NO_PEER = (None, None)
+
+
+def _peer_certificates(environ) -> tuple[bytes | None, dict | None]:
+    sock = environ.get("gunicorn.socket")
+    getpeercert = getattr(sock, "getpeercert", None)
+    if getpeercert is None:
+        return _NO_PEER
+    try:
+        return _PEERS[sock]
+    except (KeyError, TypeError):
+        pass
+    try:
+        peer = (getpeercert(binary_form=True), getpeercert() or None)
+    except (ValueError, OSError):
+        return _NO_PEER  # no handshake (yet): not remembered
+    try:
+        _PEERS[sock] = peer
+    except TypeError:  # a socket that cannot be weakly referenced: read on every request
+        pass
+    return peer
