@@ -34,6 +34,8 @@ IMPERSONATE_USER = "Impersonate-User"
 IMPERSONATE_UID = "Impersonate-Uid"
 IMPERSONATE_GROUP = "Impersonate-Group"
 IMPERSONATE_EXTRA_PREFIX = "Impersonate-Extra-"
+#: What every ``Impersonate-*`` header's name starts with (lower case).
+IMPERSONATE_PREFIX = "impersonate-"
 DECISION_ANNOTATION = "authorization.k8s.io/decision"
 REASON_ANNOTATION = "authorization.k8s.io/reason"
 
@@ -66,6 +68,11 @@ def with_panic_recovery(server, handler):
     """
 
     def recover(request):
+        # Flask's ``request`` is a context-local proxy: every attribute read through it
+        # looks the request up again; the filters and handlers read the request itself.
+        unwrap = getattr(request, "_get_current_object", None)
+        if unwrap is not None:
+            request = unwrap()
         audit_id = request.headers.get("Audit-ID") or str(uuid.uuid4())
         ctx = RequestContext(request, server, audit_id)
         try:
@@ -198,6 +205,8 @@ def with_impersonation(server, handler):
     authorizer = server.authorizer
 
     def impersonation(ctx):
+        if not ctx.has_header_prefix(IMPERSONATE_PREFIX):
+            return handler(ctx)
         headers = ctx.headers
         username = headers.get(IMPERSONATE_USER, "")
         uid = headers.get(IMPERSONATE_UID, "")
