@@ -32,6 +32,8 @@ MAXIMUM_SEATS = 10
 BORROWING_PERIOD = 10.0
 SMOOTHING = 0.977
 DANGLING = "Dangling"
+#: The most (user, request) classes ``classify`` remembers before it starts over.
+CLASSIFY_CACHE = 4096
 
 
 def go_round(value: float) -> int:
@@ -266,6 +268,9 @@ class FlowControl:
             {family.name: metrics.vector(family) for family in families.ALL}
         self.schemas: list[Schema] = []
         self.levels: dict[str, LevelState] = {}
+        #: ``classify``'s answers for ``_classified_for`` (the schemas they were found in).
+        self._classified: dict[tuple, Schema] = {}
+        self._classified_for: list[Schema] | None = None
         self.nominal_sum = 0
         self.fair_frac = 0.0
         #: The latest retry-after per priority level (``droppedRequestsTracker``).
@@ -448,11 +453,31 @@ class FlowControl:
     # -- requests ------------------------------------------------------------------------------
 
     def classify(self, user, info) -> tuple[Schema, LevelState]:
-        """The first FlowSchema in matching order that matches, and its level."""
-        for schema in self.schemas:
-            if matches(schema.spec, user, info):
-                return schema, self.levels[schema.level]
-        schema = self.schemas[-1]  # catch-all is always last (imagined if need be)
+        """The first FlowSchema in matching order that matches, and its level.
+
+        A schema matches on the user's name and groups and the request's verb, group,
+        resource, subresource and namespace (or, outside the API, its path): the schema
+        found for those is remembered until the flow schemas change."""
+        schemas = self.schemas
+        if self._classified_for is not schemas or len(self._classified) >= CLASSIFY_CACHE:
+            self._classified, self._classified_for = {}, schemas
+        if info.is_resource_request:
+            key = (user.name, user.groups, True, info.verb, info.api_group, info.resource,
+                   info.subresource, info.namespace)
+        else:
+            key = (user.name, user.groups, False, info.verb, info.path)
+        try:
+            schema = self._classified.get(key)
+        except TypeError:  # groups that are not a tuple: not remembered
+            schema, key = None, None
+        if schema is None:
+            for schema in schemas:
+                if matches(schema.spec, user, info):
+                    break
+            else:
+                schema = schemas[-1]  # catch-all is always last (imagined if need be)
+            if key is not None:
+                self._classified[key] = schema
         return schema, self.levels[schema.level]
 
     def admit(self, user, info, estimate, wait_limit: float, details=None) -> Admission:
