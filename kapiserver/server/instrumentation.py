@@ -75,7 +75,10 @@ def request_labels(ctx) -> tuple | None:
         return (reported_verb(request.method, info, request.args, "", ""), "", "", "", "",
                 label, "", "")
     scope = clean_scope(info)
-    verb = reported_verb(request.method, info, request.args, request.mimetype, scope)
+    method = request.method
+    # Only a PATCH's content type matters (an apply patch is APPLY): parsed for it only.
+    verb = reported_verb(method, info, request.args,
+                         request.mimetype if method == "PATCH" else "", scope)
     return (verb, clean_dry_run(request.query_string, request.args), info.api_group,
             info.api_version, info.resource, info.subresource, scope, COMPONENT)
 
