@@ -346,9 +346,10 @@ class RESTHandler:
 
     # -- encoding --------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def media_types(self) -> tuple[str, ...]:
-        """The serializers of this endpoint: protobuf too for a kind with protobuf tables."""
+        """The serializers of this endpoint: protobuf too for a kind with protobuf tables
+        (looked up once: an endpoint serves one kind)."""
         from ..runtime import protobuf
 
         return (negotiation.BUILTIN_MEDIA_TYPES
