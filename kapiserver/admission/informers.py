@@ -43,6 +43,22 @@ def caught_up_once():
         _CAUGHT_UP.reset(token)
 
 
+def catch_up(server, storage, what: str) -> None:
+    """Wait (at most ``SYNC_TIMEOUT``) until ``server``'s watch cache has every write the
+    store had made when called: one look at the store's revision, or none inside a
+    ``caught_up_once`` block that already looked. ``what`` names the caller in the log."""
+    caught_up = _CAUGHT_UP.get()
+    if caught_up is not None and id(server) in caught_up:
+        return
+    target = storage.current_revision()
+    cache = server.watch_cache
+    if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
+        log.warning("%s: watch cache behind revision %d after %.1fs", what, target,
+                    SYNC_TIMEOUT)
+    if caught_up is not None:
+        caught_up.add(id(server))
+
+
 class Informer:
     """The objects of one resource (``(group, resource)``), by namespace and name."""
 
@@ -138,16 +154,7 @@ class Informer:
         if registry is None:
             return False
         self._ensure_loaded(registry)
-        caught_up = _CAUGHT_UP.get()
-        if caught_up is not None and id(self.server) in caught_up:
-            return True
-        target = registry.storage.current_revision()
-        cache = self.server.watch_cache
-        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
-            log.warning("informer %s: watch cache behind revision %d after %.1fs",
-                        self._name, target, SYNC_TIMEOUT)
-        if caught_up is not None:
-            caught_up.add(id(self.server))
+        catch_up(self.server, registry.storage, f"informer {self._name}")
         return True
 
     # -- reading -------------------------------------------------------------------------------

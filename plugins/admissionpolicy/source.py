@@ -19,7 +19,7 @@ import logging
 import threading
 
 from kapiserver import errors
-from kapiserver.admission.informers import SYNC_TIMEOUT
+from kapiserver.admission.informers import catch_up
 
 from . import params
 from .matching import Criteria
@@ -230,11 +230,7 @@ class PolicySource:
                             log.info("admission policies: %s watch ended (%s); listing "
                                      "again", feed.resource, feed.watcher.close_reason)
                         feed.load(registry)
-        cache = self.server.watch_cache
-        target = policies.storage.current_revision()
-        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
-            log.warning("admission policies: watch cache behind revision %d after %.1fs",
-                        target, SYNC_TIMEOUT)
+        catch_up(self.server, policies.storage, "admission policies")
         if self._built != self._generation:
             with self._lock:
                 if self._built != self._generation:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from kapiserver.admission.informers import catch_up
 from kapiserver.apimachinery import labels
 
 from .conditions import MatchConditions
@@ -23,8 +24,6 @@ from .conditions import MatchConditions
 log = logging.getLogger(__name__)
 
 GROUP = "admissionregistration.k8s.io"
-#: Seconds a request waits for the watch cache to reach the store's latest revision.
-SYNC_TIMEOUT = 1.0
 
 
 class Webhook:
@@ -96,13 +95,8 @@ class WebhookSource:
         a request sees a configuration written just before, by any worker: one look at the
         store's revision, as the admission informers take."""
         registry = self.server.registries.get((GROUP, self.resource))
-        if registry is None:
-            return
-        cache = self.server.watch_cache
-        target = registry.storage.current_revision()
-        if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
-            log.warning("webhook configurations: watch cache behind revision %d after %.1fs",
-                        target, SYNC_TIMEOUT)
+        if registry is not None:
+            catch_up(self.server, registry.storage, "webhook configurations")
 
     def _start(self) -> None:
         with self._lock:
