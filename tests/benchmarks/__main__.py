@@ -29,29 +29,7 @@ from kapiserver.testing import KapiserverProcess, free_port
 from . import load, pods, protobuf_json, scenarios, watchers
 from .client import Credentials
 from .report import ServerLog, table
-
-
-def memory_mib(pid: int) -> tuple[float, float]:
-    """(RSS, PSS) of ``pid`` and its children, in MiB (PSS counts shared pages once)."""
-    pids = [pid]
-    try:
-        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
-                                  text=True).stdout.split()
-        pids += [int(c) for c in children]
-    except OSError:
-        pass
-    rss = pss = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Rss:"):
-                        rss += int(line.split()[1])
-                    elif line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-        except OSError:
-            pass
-    return rss / 1024, pss / 1024
+from .startup import tree_memory_mib as memory_mib  # (RSS, PSS) of the server's processes
 
 
 def start_to_ready(workdir: str, runs: int = 3) -> list[float]:
