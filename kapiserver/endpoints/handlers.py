@@ -727,15 +727,19 @@ class RESTHandler:
             return self.watch(ctx, namespace)
         media = self.output(ctx)
         if verb == "get":
-            self.wait_for_resource_version(ctx.request.args.get("resourceVersion", ""))
+            resource_version = ctx.request.args.get("resourceVersion", "")
+            self.wait_for_resource_version(resource_version)
+            # resourceVersion=0: any version will do, as upstream's cache serves it.
+            consistent = resource_version != "0"
             if media == negotiation.DEFAULT:
-                return self.send(ctx, self.store.get_json(namespace, info.name), JSON)
+                return self.send(ctx, self.store.get_json(namespace, info.name, consistent),
+                                 JSON)
             if media.protobuf and not media.convert:
                 from ..runtime.protobuf import CONTENT_TYPE
 
-                return self.send(ctx, self.store.get_protobuf(namespace, info.name),
-                                 CONTENT_TYPE)
-            return self.respond(ctx, self.store.get(namespace, info.name))
+                return self.send(ctx, self.store.get_protobuf(namespace, info.name,
+                                                              consistent), CONTENT_TYPE)
+            return self.respond(ctx, self.store.get(namespace, info.name, consistent))
         if verb == "list":
             if media == negotiation.DEFAULT:
                 return self.send(ctx, self.list(ctx, namespace, encoded="json"), JSON)

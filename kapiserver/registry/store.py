@@ -517,14 +517,15 @@ class RegistryStore:
 
     # -- read -----------------------------------------------------------------------------
 
-    def _read(self, namespace: str, name: str):
+    def _read(self, namespace: str, name: str, consistent: bool = True):
         """The object's stored ``KeyValue`` now (a consistent read), and whether it is
         the read cache's: from the worker's read cache once it has every acknowledged
-        write, else from the store."""
+        write, else from the store. Not ``consistent`` (``resourceVersion=0``): whatever
+        the read cache holds, without asking the store how far it is."""
         key = self.spec.key(namespace, name)
         reads = self.read_cache
         if reads is not None:
-            kv = reads.get(self._index_prefix, key)
+            kv = reads.get(self._index_prefix, key, consistent)
             if kv is ABSENT:
                 raise self._not_found(name)
             if kv is not None:
@@ -551,15 +552,15 @@ class RegistryStore:
                                     ItemKeyValue(kv, item, head, 1 + end - start))
         return item
 
-    def get(self, namespace: str, name: str) -> dict:
-        kv, _ = self._read(namespace, name)
+    def get(self, namespace: str, name: str, consistent: bool = True) -> dict:
+        kv, _ = self._read(namespace, name, consistent)
         return self.decode(kv.value, kv.mod_revision)
 
-    def get_json(self, namespace: str, name: str) -> bytes:
+    def get_json(self, namespace: str, name: str, consistent: bool = True) -> bytes:
         """``get`` encoded as upstream's JSON: a canonical stored value as it is
         (``json_item``), another from the item cache (no decode, no encode when the
         stored revision was served before)."""
-        kv, held = self._read(namespace, name)
+        kv, held = self._read(namespace, name, consistent)
         item = self._held_item(kv, held) if self._stored_items else None
         if item is None:
             item = self.item_cache.get(kv)
@@ -761,12 +762,12 @@ class RegistryStore:
         self._release(read)
         return body
 
-    def get_protobuf(self, namespace: str, name: str) -> bytes:
+    def get_protobuf(self, namespace: str, name: str, consistent: bool = True) -> bytes:
         """``get`` encoded as upstream's protobuf, its message from the protobuf item cache
         (no decode, no encode when the stored revision was served before)."""
         from ..runtime.protobuf import default_codec
 
-        kv, _ = self._read(namespace, name)
+        kv, _ = self._read(namespace, name, consistent)
         cache = self.protobuf_cache
         item = cache.get(kv)
         if item is None:

@@ -451,13 +451,8 @@ class CustomResourceStore(RegistryStore):
         except KeyNotFound:
             return 0
 
-    def get_json(self, namespace, name):
-        from kapiserver.storage import KeyNotFound
-
-        try:
-            kv = self.storage.get(self.spec.key(namespace, name))
-        except KeyNotFound:
-            raise self._not_found(name) from None
+    def get_json(self, namespace, name, consistent: bool = True):
+        kv, _ = self._read(namespace, name, consistent)
         item = self.item_cache.get(kv)
         if item is None:
             item = self.item_cache.put(kv, self.decode(kv.value, kv.mod_revision))

@@ -190,6 +190,9 @@ def test_losing_the_etcd_quorum_fails_readiness_and_writes_then_recovers(pair):
         listed = a.get(f"{CMS}?resourceVersion=0", **ADMIN)
         assert listed.status_code == 200, listed.text
         assert "before-the-loss" in [i["metadata"]["name"] for i in listed.json()["items"]]
+        got = a.get(f"{CMS}/before-the-loss?resourceVersion=0", **ADMIN)
+        assert got.status_code == 200, got.text
+        assert got.json()["metadata"]["name"] == "before-the-loss"
     finally:
         for member in lost:
             member.start(wait=False)
