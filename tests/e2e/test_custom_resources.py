@@ -6,6 +6,7 @@ optionalOldSelf, ratcheting), the status and scale subresources, printer columns
 selectable fields.
 """
 
+import datetime
 import json
 import time
 
@@ -238,10 +239,13 @@ def test_openapi_schemas_of_embedded_resources_and_for_v2(api):
         "x-kubernetes-selectable-fields": []}
 
 
+def _seconds(timestamp: str) -> float:
+    return datetime.datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+
+
 def test_apply_then_wait_established_within_a_second(api):
     manifest = crd_manifest("gizmos", "Gizmo", shortNames=None)
     manifest["spec"]["names"]["shortNames"] = ["gz"]
-    started = time.monotonic()
     out = api.kubectl("apply", "-f", "-", input=yaml.safe_dump(manifest), check=True)
     assert out.stdout == f"customresourcedefinition.apiextensions.k8s.io/gizmos.{GROUP} created\n"
     waited = api.kubectl("wait", "--for=condition=established", f"crd/gizmos.{GROUP}",
@@ -253,7 +257,14 @@ def test_apply_then_wait_established_within_a_second(api):
         waited = api.kubectl("wait", "--for=condition=established", f"crd/gizmos.{GROUP}",
                              "--timeout=5s")
     assert waited.returncode == 0, waited.stderr
-    assert time.monotonic() - started < 1.5
+    # Established within a second of its creation, by the server's own clock (second
+    # resolution): the kubectl processes' start-up on a busy machine is not the server's.
+    crd = json.loads(api.kubectl("get", f"crd/gizmos.{GROUP}", "-o", "json",
+                                 check=True).stdout)
+    established, = [c for c in crd["status"]["conditions"] if c["type"] == "Established"]
+    assert established["status"] == "True"
+    assert _seconds(established["lastTransitionTime"]) - \
+        _seconds(crd["metadata"]["creationTimestamp"]) <= 1
     # Every worker serves it at once: ask several times (connections land on both workers).
     for index in range(6):
         out = api.kubectl("create", "-n", NS, "-f", "-", input=yaml.safe_dump({
