@@ -132,6 +132,10 @@ class KapiserverWorker(GeventWorker):
         current.turn = iteration
 
 
+#: Bytes up to which a head and its body part are joined into one send.
+COALESCE_MAX = 64 * 1024
+
+
 class QuietResponse(wsgi.Response):
     """gunicorn's response without its ``Server`` header (Go's net/http sends none), its
     head sent together with the first part of its body.
@@ -140,7 +144,8 @@ class QuietResponse(wsgi.Response):
     for the usual one-part answer, each waking the client (which then waits again for the
     rest). Here the head waits for the body's first write and goes out with it in one
     ``sendall``; every ``write()`` and ``close()`` still leaves everything given so far
-    sent, so streamed answers (watches) and empty bodies go out as before.
+    sent, so streamed answers (watches) and empty bodies go out as before. A part larger
+    than ``COALESCE_MAX`` is sent after the head, not copied into one buffer with it.
     """
 
     #: The head, built but not sent yet.
@@ -170,7 +175,23 @@ class QuietResponse(wsgi.Response):
             super()._emit_body(data)
         finally:
             collected, self.sock = self.sock, sock
-        sock.sendall(b"".join(collected.parts))
+        parts = collected.parts
+        if sum(map(len, parts)) <= COALESCE_MAX:
+            sock.sendall(b"".join(parts))
+            return None
+        # A large body (a LIST of thousands) is not copied only to join its head to it:
+        # each large part goes out as it is, the small ones around it joined.
+        small = []
+        for part in parts:
+            if len(part) <= COALESCE_MAX:
+                small.append(part)
+                continue
+            if small:
+                sock.sendall(b"".join(small))
+                small = []
+            sock.sendall(part)
+        if small:
+            sock.sendall(b"".join(small))
         return None
 
     def write(self, arg):
