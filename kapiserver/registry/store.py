@@ -23,6 +23,7 @@ from ..serialization import GO_ESCAPES, dumps_json
 from ..warning import add_warning
 from ..storage import Compacted, Conflict, KeyExists, KeyNotFound
 from ..storage.readcache import ABSENT, ReadCache
+from ..runtime.protobuf_wire import framed
 
 #: A LIST that read this many bytes of stored objects gives the memory their decoding
 #: and encoding used back to the system (``heap.release``).
@@ -120,11 +121,14 @@ class ItemKeyValue:
     """A stored ``KeyValue`` held as its JSON list item (``json_item``), its value rebuilt
     from the item when asked for: what the read cache holds for an object served as JSON,
     so a LIST joins the items held, and each object is kept once, not as value and item.
+    Once the object was listed as protobuf, it holds that list item too (``protobuf``:
+    the message framed as a list's ``items`` field), so such a LIST is a join as well.
     """
 
-    __slots__ = ("key", "item", "create_revision", "mod_revision", "head", "cut", "skip")
+    __slots__ = ("key", "item", "create_revision", "mod_revision", "head", "cut", "skip",
+                 "protobuf")
 
-    def __init__(self, kv, item: bytes, head: bytes, cut: int):
+    def __init__(self, kv, item: bytes, head: bytes, cut: int, protobuf: bytes | None = None):
         self.key, self.item = kv.key, item
         self.create_revision, self.mod_revision = kv.create_revision, kv.mod_revision
         #: The value's bytes before its metadata (kind and apiVersion), shared.
@@ -132,6 +136,11 @@ class ItemKeyValue:
         #: Where the resourceVersion starts in the item, and how long it is.
         self.cut = cut
         self.skip = len(b',"resourceVersion":"%d"' % kv.mod_revision)
+        self.protobuf = protobuf
+
+    def with_protobuf(self, framed: bytes) -> "ItemKeyValue":
+        """This object held with its framed protobuf list item as well."""
+        return ItemKeyValue(self, self.item, self.head, self.cut, framed)
 
     @property
     def value(self) -> bytes:
@@ -546,11 +555,40 @@ class RegistryStore:
             return None
         item, start, end, escaped = parts
         if held and not escaped:
-            head = kv.value[:start]
-            head = self._heads.setdefault(head, head)
-            self.read_cache.replace(self._index_prefix, kv,
-                                    ItemKeyValue(kv, item, head, 1 + end - start))
+            self._hold(kv, ItemKeyValue(kv, item, self._head(kv.value[:start]),
+                                        1 + end - start))
         return item
+
+    def _head(self, head: bytes) -> bytes:
+        """One shared copy of a value's head (its kind and apiVersion)."""
+        return self._heads.setdefault(head, head)
+
+    def _hold(self, kv, replacement):
+        """The read cache holds ``replacement`` (the same revision of ``kv``, in another
+        form) instead of ``kv`` from now on, if it still holds ``kv``."""
+        self.read_cache.replace(self._index_prefix, kv, replacement)
+        return replacement
+
+    def _held_protobuf(self, kv, cache: "ItemCache", tag: bytes) -> tuple[bytes | None, int]:
+        """The framed protobuf list item of ``kv``, which the read cache holds, kept with
+        it from now on (``ItemKeyValue.protobuf``), and the bytes of stored value read to
+        make it; ``(None, 0)`` for a value that is not held as an item (escaped)."""
+        if not isinstance(kv, ItemKeyValue):
+            parts = _json_item_parts(kv.value, kv.mod_revision)
+            if parts is None or parts[3]:
+                return None, 0
+            item, start, end, _ = parts
+            kv = self._hold(kv, ItemKeyValue(kv, item, self._head(kv.value[:start]),
+                                             1 + end - start))
+        message = cache.view(kv)
+        read = 0
+        if message is None:
+            value = kv.value
+            read = len(value)
+            message = cache.encode(self.decode(value, kv.mod_revision))
+        item = framed(tag, message)
+        self._hold(kv, kv.with_protobuf(item))
+        return item, read
 
     def get(self, namespace: str, name: str, consistent: bool = True) -> dict:
         kv, _ = self._read(namespace, name, consistent)
@@ -580,6 +618,12 @@ class RegistryStore:
                 and type(self.strategy).from_storage is Strategy.from_storage
                 and not self.strategy.remote_decode)
 
+    @functools.cached_property
+    def _list_item_tag(self) -> bytes:
+        from ..runtime.protobuf import default_codec
+
+        return default_codec().list_item_tag(self.spec.api_version, self.spec.list_kind)
+
     @property
     def protobuf_cache(self) -> ItemCache:
         """Protobuf item messages by (key, revision), made on first use."""
@@ -597,9 +641,10 @@ class RegistryStore:
         """A ``<Kind>List``: items matching the selectors, paginated from one snapshot.
 
         With ``encoded`` (``True`` or ``"json"``, or ``"protobuf"``), ``items`` holds each
-        item's bytes (as list items: without kind and apiVersion), served from that
-        serializer's item cache where possible, for ``list_json``/``list_protobuf``; the
-        values of cached items are not even read from storage.
+        item's bytes (as list items: without kind and apiVersion; protobuf ones framed as
+        the list's ``items`` field), served from the read cache or that serializer's item
+        cache where possible, for ``list_json``/``list_protobuf``; the values of cached
+        items are not even read from storage.
         """
         listed, read = self._list(namespace, label_selector, field_selector, limit,
                                   continue_token, resource_version, encoded)
@@ -617,11 +662,15 @@ class RegistryStore:
               resource_version, encoded) -> tuple[dict, int]:
         """``list``, and the bytes of stored values it read (``list_json`` and
         ``list_protobuf`` build on this: a subclass overriding ``list`` overrides them)."""
-        item_cache = self.protobuf_cache if encoded == "protobuf" else self.item_cache
+        protobuf = encoded == "protobuf"
+        item_cache = self.protobuf_cache if protobuf else self.item_cache
         unfiltered = not label_selector and not field_selector
         # JSON items of canonical values are the values (no cache): those are read.
-        stored = encoded and encoded != "protobuf" and unfiltered and self._stored_items
+        stored = encoded and not protobuf and unfiltered and self._stored_items
         have = item_cache.entries if encoded and unfiltered and not stored else None
+        # Protobuf items are framed here (``items`` field), or held so in the read cache.
+        item_tag = self._list_item_tag if protobuf else None
+        held_protobuf = protobuf and unfiltered and self._stored_items
         prefix = self.spec.key_prefix(namespace)
         revision, start = 0, ""
         if continue_token:
@@ -665,7 +714,12 @@ class RegistryStore:
                 for index, kv in enumerate(page.items):
                     last_key = kv.key
                     cached = None
-                    if stored and from_memory:
+                    if held_protobuf and from_memory:
+                        cached = getattr(kv, "protobuf", None)
+                        if cached is None:
+                            cached, read = self._held_protobuf(kv, item_cache, item_tag)
+                            read_bytes += read
+                    elif stored and from_memory:
                         # Read again and again from memory: the read cache holds the
                         # item instead of the value, so such a LIST is a join of bytes.
                         cached = getattr(kv, "item", None)
@@ -679,6 +733,8 @@ class RegistryStore:
                         cached = json_item(kv.value, kv.mod_revision) or item_cache.view(kv)
                     elif have is not None:
                         cached = item_cache.view(kv)
+                        if cached is not None and item_tag:
+                            cached = framed(item_tag, cached)
                     if not from_memory and kv.value is not None:
                         read_bytes += len(kv.value)
                     if cached is not None:
@@ -700,7 +756,7 @@ class RegistryStore:
                             if item is None:
                                 item = item_cache.encode(obj)
                                 fresh.append((kv.key, kv.mod_revision, item))
-                            obj = item
+                            obj = framed(item_tag, item) if item_tag else item
                         items.append(obj)
                     if limit and len(items) == limit:
                         rest = page.items[index + 1:]
@@ -757,7 +813,8 @@ class RegistryStore:
 
         listed, read = self._list(*self._list_args(*args, **kwargs), "protobuf")
         body = default_codec().encode_list(listed["apiVersion"], listed["kind"],
-                                           listed["metadata"], listed["items"])
+                                           listed["metadata"], listed["items"],
+                                           framed_items=True)
         del listed
         self._release(read)
         return body

@@ -37,8 +37,8 @@ from kapiserver.runtime.protobuf_specials import MAGIC, special_bytes, special_j
 from kapiserver.runtime.protobuf_types import (
     base64_bytes, double_json, scalar_wire, varint_json)
 from kapiserver.runtime.protobuf_wire import (
-    FIXED64, LENGTH, VARINT, ProtobufError, put_length_delimited, put_varint, read_varint,
-    skip_field, span_string, spans, varint_bytes)
+    FIXED64, LENGTH, VARINT, ProtobufError, framed, put_length_delimited, put_varint,
+    read_varint, skip_field, span_string, spans)
 
 __all__ = ["CONTENT_TYPE", "MAGIC", "Codec", "ProtobufError", "decode", "decode_watch_event",
            "encode", "encode_watch_event", "known", "normalize"]
@@ -170,24 +170,27 @@ class Codec:
         return bytes(self._encode_message(self._lookup(api_version, kind), obj))
 
     def encode_list(self, api_version: str, list_kind: str, list_meta: dict,
-                    items: list[bytes]) -> bytes:
+                    items: list, framed_items: bool = False) -> bytes:
         """The body of a ``<Kind>List`` from its ``metadata`` and item messages
-        (``encode_item``): byte for byte what ``encode`` writes for the whole list."""
+        (``encode_item``; or, with ``framed_items``, those framed as the list's ``items``
+        field: ``list_item_tag``): byte for byte what ``encode`` writes for the whole list."""
         message = self._lookup(api_version, list_kind)
-        fields = {f.name: f for f in message.by_number}
-        meta_field = fields["metadata"]
+        meta_field = self._field(message, "metadata")
         meta = bytearray(meta_field.tag)
         put_length_delimited(meta, self._encode_message(meta_field.message, list_meta))
+        if not framed_items:
+            tag = self.list_item_tag(api_version, list_kind)
+            items = [framed(tag, item) for item in items]
         # The items are joined once, with the envelope: a list body may be tens of MB.
-        parts = [bytes(meta)]
-        items_tag = fields["items"].tag
-        for item in items:
-            size = len(item)  # its varint: one or two bytes for any object under 16 KiB
-            parts.append(items_tag + (bytes((size,)) if size < 0x80 else
-                                      bytes(((size & 0x7F) | 0x80, size >> 7)) if size < 0x4000
-                                      else varint_bytes(size)))
-            parts.append(item)
-        return self.envelope(api_version, list_kind, *parts)
+        return self.envelope(api_version, list_kind, bytes(meta), *items)
+
+    def list_item_tag(self, api_version: str, list_kind: str) -> bytes:
+        """The tag of a ``<Kind>List``'s ``items`` field, which frames each item."""
+        return self._field(self._lookup(api_version, list_kind), "items").tag
+
+    @staticmethod
+    def _field(message: Message, name: str) -> Field:
+        return next(field for field in message.struct if field.name == name)
 
     # -- watch events --------------------------------------------------------------------------
 

@@ -76,6 +76,14 @@ def put_length_delimited(out: bytearray, data: bytes | bytearray) -> None:
     out += data
 
 
+def framed(field_tag: bytes, data: bytes | memoryview) -> bytes:
+    """``data`` as one length-delimited field: its tag, its length, itself."""
+    size = len(data)  # one or two bytes of length for any object under 16 KiB
+    return b"".join((field_tag, bytes((size,)) if size < 0x80 else
+                     bytes(((size & 0x7F) | 0x80, size >> 7)) if size < 0x4000
+                     else varint_bytes(size), data))
+
+
 def tag(number: int, wire_type: int) -> bytes:
     return varint_bytes(number << 3 | wire_type)
 

@@ -312,9 +312,12 @@ class ReadCache:
 
 
 def held(kv) -> int:
-    """Bytes of ``kv``'s value as held (a replacement's own form, when it has one)."""
+    """Bytes of ``kv``'s value as held (a replacement's own forms, when it has them)."""
     item = getattr(kv, "item", None)
-    return len(item if item is not None else kv.value)
+    if item is None:
+        return len(kv.value)
+    protobuf = getattr(kv, "protobuf", None)
+    return len(item) + (len(protobuf) if protobuf is not None else 0)
 
 
 def _prefix_end(prefix: str) -> str:

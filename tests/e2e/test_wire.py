@@ -82,6 +82,24 @@ def test_objects_and_lists_in_protobuf_equal_their_json(api):
     assert get(api, CMS, PROTOBUF).content == listed.content
 
 
+def test_a_list_larger_than_one_send_arrives_whole_in_both_encodings(api):
+    path = "/api/v1/namespaces/kube-public/configmaps"
+    for i in range(48):  # about 200 KB: sent apart from its head
+        api.request("POST", path, json={"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"name": f"big-{i:02d}"},
+                                        "data": {"k": str(i) * 4096}}, **ADMIN)
+    plain = {"Accept-Encoding": "identity"}  # not gzipped: sent as it is
+    as_json = api.get(path, headers={"Accept": "application/json", **plain}, **ADMIN)
+    assert int(as_json.headers["Content-Length"]) == len(as_json.content) > 64 * 1024
+    items = as_json.json()["items"]
+    assert [item["data"]["k"] for item in items if item["metadata"]["name"].startswith(
+        "big-")] == [str(i) * 4096 for i in range(48)]
+    for _ in range(2):  # made, then held with each object
+        listed = api.get(path, headers={"Accept": PROTOBUF, **plain}, **ADMIN)
+        assert int(listed.headers["Content-Length"]) == len(listed.content) > 64 * 1024
+        assert protobuf.decode(listed.content)["items"] == items
+
+
 @needs_reference
 def test_protobuf_list_has_upstreams_envelope_and_layout():
     body = base64.b64decode(reference("wide/protocols/configmaps-list-protobuf.json")[

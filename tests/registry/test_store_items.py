@@ -87,3 +87,33 @@ def test_a_list_from_memory_is_the_stores_and_decodes_each_object_once(registry,
     assert kinds == ({"ItemKeyValue"} if canonical else {"KeyValue"})
     assert type(held["/registry/configmaps/ns/cm-03"]).__name__ == "KeyValue"  # escaped
     assert registry.get("ns", "cm-07")["data"]["i"] == "7"  # decoded from the item
+
+
+def test_a_protobuf_list_from_memory_is_the_stores_and_is_held_with_each_object(registry):
+    from kapiserver.runtime import protobuf
+
+    for i in range(20):
+        registry.create({"kind": "ConfigMap", "apiVersion": "v1",
+                         "metadata": {"name": f"cm-{i:02d}"},
+                         "data": {"i": str(i), "sep": "\u2028" if i == 4 else ""}}, "ns")
+    reads = registry.read_cache
+    first = registry.list_protobuf("ns")
+    assert registry.list_protobuf("ns") == first
+    registry.read_cache = None  # the same bytes from the store
+    assert registry.list_protobuf("ns") == first
+    registry.read_cache = reads
+    held = reads.indexes[registry._index_prefix].entries
+    assert {key for key, kv in held.items() if getattr(kv, "protobuf", None) is None} == {
+        "/registry/configmaps/ns/cm-04"}  # escaped: not held as an item
+    listed = protobuf.decode(first)
+    assert [item["data"]["i"] for item in listed["items"]] == [str(i) for i in range(20)]
+    assert listed["items"][4]["data"]["sep"] == "\u2028"
+    # A new revision is listed as itself; the JSON list beside it still agrees.
+    changed = registry.get("ns", "cm-07")
+    changed["data"]["i"] = "seven"
+    registry.update("ns", "cm-07", changed)
+    after = protobuf.decode(registry.list_protobuf("ns"))
+    assert after["items"][7]["data"]["i"] == "seven"
+    as_json = json.loads(registry.list_json("ns"))
+    assert after["items"] == as_json["items"]
+    assert after["metadata"]["resourceVersion"] == as_json["metadata"]["resourceVersion"]
