@@ -103,7 +103,7 @@ def server_cpu_seconds(pid: int) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.policies")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per load run")
-    parser.add_argument("--creates", type=int, default=600,
+    parser.add_argument("--creates", type=int, default=2000,
                         help="creates whose server CPU time is measured, per phase")
     args = parser.parse_args(argv)
     rows, figures, cpu = [], {}, {}
