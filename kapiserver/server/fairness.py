@@ -3,7 +3,7 @@
 
 Long-running requests other than watches pass untouched; a watch holds its seats while its
 handler starts it (until the stream is returned), as upstream's holds them until the
-watch is initialized. Every classified request carries the uids of its FlowSchema and
+watch is initialized; any other request holds them until its answer is written. Every classified request carries the uids of its FlowSchema and
 priority level in ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``;
 a refused one gets upstream's 429 with the level's ``Retry-After``.
 """
@@ -92,8 +92,16 @@ def with_priority_and_fairness(server, handler):
         except StatusError as err:
             # Answered here so that the answer, too, names its flow schema and level.
             response = status_response(err, ctx.accept)
-        finally:
+        except BaseException:
             flow_control.release(admission, watch)
+            raise
+        if watch:
+            flow_control.release(admission, watch)
+        else:
+            # Held until the answer is written (the response is closed), as upstream's
+            # handler writes it while it holds them: sending a LIST of megabytes is much
+            # of its work, and the seats are what keeps a flood of them in its queues.
+            response.call_on_close(lambda: flow_control.release(admission, watch))
         _set_headers(response, admission)
         return response
 

@@ -305,9 +305,13 @@ def with_max_in_flight(server, handler):
             response.headers["Retry-After"] = "1"
             return response
         try:
-            return handler(ctx)
-        finally:
+            response = handler(ctx)
+        except BaseException:
             inflight.release(kind)
+            raise
+        # Counted until the answer is written, as upstream's handler writes it in flight.
+        response.call_on_close(lambda: inflight.release(kind))
+        return response
 
     return max_in_flight
 

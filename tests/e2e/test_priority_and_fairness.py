@@ -267,6 +267,32 @@ def test_a_queuing_level_queues_and_serves_in_turn_and_exempt_is_never_queued(sm
                           'phase="waiting",priority_level="narrow"') > 0
 
 
+def test_a_request_holds_its_seat_until_its_answer_is_written(small):
+    # erin's answer is larger than the socket buffers: unread, it cannot be written.
+    size = 48 << 20
+    with small.get(f"{BASE}/echoes/big?size={size}", user="erin", stream=True,
+                   timeout=60) as big:
+        assert big.status_code == 200
+        chunks = big.iter_content(1 << 16)
+        next(chunks)
+        time.sleep(0.5)
+        assert _levels(small)["narrow"]["ExecutingRequests"] == "1"
+        waiter = threading.Thread(target=lambda: results.__setitem__(
+            "f", small.get(f"{BASE}/echoes/f", user="frank", timeout=60)))
+        results = {}
+        waiter.start()
+        queued = _until(lambda: [r for r in _requests(small) if r[10] == "frank"],
+                        what="frank's request to be queued")
+        assert queued[0][:2] == ["narrow", "narrow"]
+        assert not waiter.join(0.5) and "f" not in results
+        received = sum(map(len, chunks)) + (1 << 16)
+    assert received >= size
+    waiter.join(30)
+    assert results["f"].status_code == 200
+    _until(lambda: _levels(small)["narrow"]["ExecutingRequests"] == "0",
+           what="the seats to be given back")
+
+
 def _histogram_sum(server, family: str, labels: str) -> float:
     for line in server.get("/metrics", **ADMIN).text.splitlines():
         if line.startswith(f"{family}_sum{{{labels}}}"):

@@ -113,9 +113,13 @@ def _json(obj, code=200):
 
 
 class Echo(ResourceHandler):
+    """The request as the server saw it; ``?size=N`` pads the answer with N bytes."""
+
     def serve(self, ctx):
         info = ctx.info
+        size = min(int(ctx.request.args.get("size", 0)), 64 << 20)
         return _json({
+            **({"padding": "x" * size} if size else {}),
             "verb": info.verb, "namespace": info.namespace, "resource": info.resource,
             "subresource": info.subresource, "name": info.name,
             "user": {"name": ctx.user.name, "uid": ctx.user.uid, "groups": list(ctx.user.groups),
