@@ -129,9 +129,9 @@ class AdmissionChain:
     def _phase(self, plugins, step: str, attributes) -> None:
         from .informers import caught_up_once
 
-        # The plugins' informers ask the store for its revision once per phase, not once
+        # The plugins' informers ask the store for its revision once per request, not once
         # per read: every write made before the request is in the first answer.
-        with caught_up_once():
+        with caught_up_once(getattr(attributes, "caught_up", None)):
             self._run_phase(plugins, step, attributes)
 
     def _run_phase(self, plugins, step: str, attributes) -> None:

@@ -18,45 +18,49 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from contextvars import ContextVar
+
+from ..storage.readcache import CAUGHT_UP
 
 log = logging.getLogger(__name__)
 
 #: Seconds a read waits for the watch cache to reach the store's latest revision.
 SYNC_TIMEOUT = 1.0
 
-#: Within ``caught_up_once``: the servers whose watch cache has caught up with the store's
-#: revision read in the block. Private to the request's greenlet or thread.
-_CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.informers.caught_up",
-                                                 default=None)
-
 
 @contextlib.contextmanager
-def caught_up_once():
-    """Reads in the block sync with the store once per server rather than once each: the
-    revision read first is already past every write made before the block began, which
-    is all a read must see (an admission phase wraps its plugins in it)."""
-    token = _CAUGHT_UP.set(set())
+def caught_up_once(caches: set | None = None):
+    """Reads in the block sync with the store once per watch cache rather than once each
+    (``storage.readcache.CAUGHT_UP``): the revision read first is already past every write
+    made before the block began, which is all a read must see (a request's admission
+    wraps its plugins in it). ``caches``, a set kept from an earlier block of the same
+    request (its other admission phase), carries what that block already did."""
+    token = CAUGHT_UP.set(set() if caches is None else caches)
     try:
         yield
     finally:
-        _CAUGHT_UP.reset(token)
+        CAUGHT_UP.reset(token)
 
 
 def catch_up(server, storage, what: str) -> None:
     """Wait (at most ``SYNC_TIMEOUT``) until ``server``'s watch cache has every write the
     store had made when called: one look at the store's revision, or none inside a
     ``caught_up_once`` block that already looked. ``what`` names the caller in the log."""
-    caught_up = _CAUGHT_UP.get()
-    if caught_up is not None and id(server) in caught_up:
-        return
-    target = storage.current_revision()
     cache = server.watch_cache
+    caught_up = CAUGHT_UP.get()
+    if caught_up is not None and id(cache) in caught_up:
+        return
+    # Concurrent requests share one look at the store's revision (the read cache's
+    # barrier: each waits for a look that began after it arrived, just as good).
+    reads = getattr(cache, "reads", None)
+    if reads is not None and cache.store is storage:
+        target = reads.barrier.revision()
+    else:
+        target = storage.current_revision()
     if cache.revision < target and not cache.wait_for(target, SYNC_TIMEOUT):
         log.warning("%s: watch cache behind revision %d after %.1fs", what, target,
                     SYNC_TIMEOUT)
     if caught_up is not None:
-        caught_up.add(id(server))
+        caught_up.add(id(cache))
 
 
 class Informer:

@@ -57,7 +57,8 @@ class AdmissionAttributes:
 
     __slots__ = ("operation", "object", "old_object", "namespace", "name", "resource",
                  "subresource", "kind", "user", "dry_run", "gvr", "gvk", "namespaced",
-                 "options", "strategy", "ctx", "reinvocation", "reinvoking", "should_reinvoke")
+                 "options", "strategy", "ctx", "reinvocation", "reinvoking", "should_reinvoke",
+                 "caught_up")
 
     def __init__(self, operation, obj, old, ctx, spec, name, dry_run, options=None,
                  strategy=None):
@@ -86,6 +87,8 @@ class AdmissionAttributes:
         self.reinvocation: dict = {}
         self.reinvoking = False
         self.should_reinvoke = False
+        #: The servers whose watch cache caught up for this request (``caught_up_once``).
+        self.caught_up: set = set()
 
     def add_warning(self, text: str) -> None:
         """A ``Warning`` header for the client."""

@@ -80,13 +80,14 @@ def test_a_resource_this_server_does_not_serve_holds_nothing(server):
     assert informer.list() == [] and informer.get("", "w") is None
 
 
-def test_reads_in_one_admission_phase_ask_the_store_once(server, monkeypatch):
+def test_reads_in_one_request_ask_the_store_once(server, monkeypatch):
     from kapiserver.admission.informers import caught_up_once
 
-    storage = server.registries[("", "limitranges")].storage
+    # Concurrent readers share looks at the store's revision (the read cache's barrier).
+    barrier = server.watch_cache.reads.barrier
     asked = []
-    current = storage.current_revision
-    monkeypatch.setattr(storage, "current_revision", lambda: asked.append(1) or current())
+    current = barrier.probe
+    monkeypatch.setattr(barrier, "probe", lambda: asked.append(1) or current())
     limits = Informer(server, "", "limitranges")
     classes = Informer(server, "scheduling.k8s.io", "priorityclasses")
     limits.list(), classes.list()  # loaded
@@ -95,6 +96,16 @@ def test_reads_in_one_admission_phase_ask_the_store_once(server, monkeypatch):
         server.create("", "limitranges", limit_range("a"), "ns")  # before the first read
         assert names(limits.list("ns")) == [("ns", "a")]
         classes.list(), limits.get("ns", "a"), classes.get("", "x")
+        # A consistent read from the worker's memory needs no other look either.
+        assert server.registries[("", "limitranges")].get("ns", "a")["metadata"]["name"] == "a"
     assert len(asked) == 1
-    limits.list(), classes.list()  # outside a phase: each read asks
+    limits.list(), classes.list()  # outside a request's scope: each read asks
     assert len(asked) == 3
+    # The two admission phases of one request share their scope.
+    asked.clear()
+    request = set()
+    with caught_up_once(request):
+        limits.list()
+    with caught_up_once(request):
+        classes.list(), server.registries[("", "limitranges")].get("ns", "a")
+    assert len(asked) == 1
