@@ -18,19 +18,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-
-from ..storage.readcache import CAUGHT_UP
+from contextvars import ContextVar
 
 log = logging.getLogger(__name__)
 
 #: Seconds a read waits for the watch cache to reach the store's latest revision.
 SYNC_TIMEOUT = 1.0
+#: Within ``caught_up_once``: the ids of the watch caches that reached, in this block, a
+#: revision read from the store after the block began. Private to the request's greenlet
+#: or thread.
+CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.informers.caught_up",
+                                               default=None)
 
 
 @contextlib.contextmanager
 def caught_up_once(caches: set | None = None):
-    """Reads in the block sync with the store once per watch cache rather than once each
-    (``storage.readcache.CAUGHT_UP``): the revision read first is already past every write
+    """Informer reads in the block sync with the store once per watch cache rather than
+    once each (``CAUGHT_UP``): the revision read first is already past every write
     made before the block began, which is all a read must see (a request's admission
     wraps its plugins in it). ``caches``, a set kept from an earlier block of the same
     request (its other admission phase), carries what that block already did."""
@@ -97,26 +101,20 @@ class Informer:
             self._load(registry)
 
     def _load(self, registry) -> None:
-        storage, cache = registry.storage, self.server.watch_cache
-        revision = storage.current_revision()
-        cache.wait_for(revision, 3.0)
-        prefix = registry.spec.key_prefix()
-        objects: dict[str, dict[str, dict]] = {}
-        page = storage.list(prefix, revision=revision)
-        for obj in registry.decode_many(page.items):
-            meta = obj.get("metadata") or {}
-            objects.setdefault(meta.get("namespace", ""), {})[meta.get("name", "")] = obj
-        watcher = cache.watch(prefix, page.revision)
-        with cache.lock:
-            # Events the cache replayed since the snapshot are applied first; from here on
-            # the feed applies each event as it reads it (under the same lock).
+        def snapshot(kvs) -> dict:
+            objects: dict[str, dict[str, dict]] = {}
+            for obj in registry.decode_many(kvs):
+                meta = obj.get("metadata") or {}
+                objects.setdefault(meta.get("namespace", ""), {})[meta.get("name", "")] = obj
+            return objects
+
+        def install(objects: dict) -> None:
             with self._lock:
                 self._objects = objects
-            for event in list(watcher.pending):
-                self._apply(registry, event)
-            watcher.pending.clear()
-            watcher.deliver = lambda event: self._apply(registry, event)
-        self._watcher = watcher
+
+        self._watcher = self.server.watch_cache.list_and_follow(
+            registry.spec.key_prefix(), snapshot, install,
+            lambda event: self._apply(registry, event), storage=registry.storage, settle=3.0)
 
     def _apply(self, registry, event) -> None:
         namespace, name = self._split(registry, event.key)

@@ -49,7 +49,6 @@ import bisect
 import logging
 import threading
 import time
-from contextvars import ContextVar
 
 from .interface import KeyValue, ListResult
 
@@ -64,12 +63,6 @@ MAX_BYTES = 256 * 1024 * 1024
 RETRY_BUILD = 30.0
 #: A key not in the index (as opposed to ``None``: the index cannot answer).
 ABSENT = object()
-#: Within a request's consistency scope (``admission.informers.caught_up_once``): the ids
-#: of the watch caches that reached, in this scope, a revision read from the store after
-#: the scope began. A consistent read needs no other look at the store then: every write
-#: acknowledged before the request is in. Private to the request's greenlet or thread.
-CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.readcache.caught_up",
-                                               default=None)
 
 
 class RevisionBarrier:
@@ -225,18 +218,11 @@ class ReadCache:
         cache = self.cache
         if threading.current_thread() is cache.thread:
             return False  # the feed cannot wait for itself
-        caught_up = CAUGHT_UP.get()
-        if caught_up is not None and id(cache) in caught_up:
-            return True
         try:
             revision = self.barrier.revision()
         except Exception:  # the store's own read will say what is wrong
             return False
-        if cache.revision >= revision or cache.wait_for(revision, FRESH_TIMEOUT):
-            if caught_up is not None:
-                caught_up.add(id(cache))
-            return True
-        return False
+        return cache.revision >= revision or cache.wait_for(revision, FRESH_TIMEOUT)
 
     def _index(self, prefix: str) -> Index | None:
         """The built index of ``prefix``; built now if nobody is building it, else None."""
