@@ -3,10 +3,11 @@ worker's ``FlowControl`` current with the stored FlowSchemas and
 PriorityLevelConfigurations, and writes each FlowSchema's ``Dangling`` condition.
 
 Both resources are listed once, then the worker's watch cache hands over every later
-write (``Watcher.deliver``, as the admission policies' source); a change is digested on a
-background greenlet, never on a request's time. Every worker digests the same objects and
-comes to the same conditions; each writes a condition only when the stored object does
-not have it yet, so a second worker usually finds nothing left to write.
+write (``registry.feed.ResourceFeed``, as for the admission policies' source); a change
+is digested on a background greenlet, never on a request's time. Every worker digests
+the same objects and comes to the same conditions; each writes a condition only when the
+stored object does not have it yet, so a second worker usually finds nothing left to
+write.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import threading
 
 from .. import errors
+from ..registry.feed import ResourceFeed
 from ..registry.store import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -25,54 +27,13 @@ FLOW_SCHEMAS, PRIORITY_LEVELS = "flowschemas", "prioritylevelconfigurations"
 STATUS_MANAGER = "api-priority-and-fairness-config-consumer-v1"
 
 
-class _Feed:
-    """One resource's stored objects, by name, kept current by the watch cache."""
-
-    def __init__(self, consumer, registry):
-        self.consumer = consumer
-        self.registry = registry
-        self.objects: dict[str, dict] = {}
-        self.watcher = None
-
-    def live(self) -> bool:
-        return self.watcher is not None and not self.watcher.closed
-
-    def load(self) -> None:
-        registry, cache = self.registry, self.consumer.server.watch_cache
-        storage = registry.storage
-        prefix = registry.spec.key_prefix("")
-        page = storage.list(prefix, revision=storage.current_revision())
-        objects = {(o.get("metadata") or {}).get("name", ""): o
-                   for o in registry.decode_many(page.items)}
-        watcher = cache.watch(prefix, page.revision)
-        with cache.lock:
-            self.objects = objects
-            for event in list(watcher.pending):
-                self._apply(prefix, event)
-            watcher.pending.clear()
-            watcher.deliver = lambda event: self._apply(prefix, event)
-        self.watcher = watcher
-
-    def _apply(self, prefix: str, event) -> None:
-        name = event.key[len(prefix):]
-        if event.value is None:
-            self.objects.pop(name, None)
-        else:
-            try:
-                self.objects[name] = self.registry.decode(event.value, event.revision)
-            except Exception:  # one bad object must not stop the feed
-                log.exception("priority and fairness: cannot decode %s", event.key)
-                return
-        self.consumer.changed()
-
-
 class ConfigConsumer:
     """Feeds ``flow_control`` from the server's store (see the module docstring)."""
 
     def __init__(self, server, flow_control):
         self.server = server
         self.flow_control = flow_control
-        self.feeds: dict[str, _Feed] = {}
+        self.feeds: dict[str, ResourceFeed] = {}
         self._scheduled = False
         self._status_store = None
 
@@ -82,7 +43,9 @@ class ConfigConsumer:
         for resource in (PRIORITY_LEVELS, FLOW_SCHEMAS):
             registry = self.server.registries.get((GROUP, resource))
             if registry is not None:
-                self.feeds[resource] = _Feed(self, registry)
+                self.feeds[resource] = ResourceFeed(
+                    self.server, "priority and fairness", registry,
+                    updated=lambda name, obj: self.changed())
         self.refresh()
 
     def refresh(self) -> None:

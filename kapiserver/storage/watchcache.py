@@ -45,10 +45,14 @@ class Watcher:
     path of ``endpoints.watchsink``.
     """
 
-    def __init__(self, cache: "WatchCache", prefix: str, max_pending: int):
+    def __init__(self, cache: "WatchCache", prefix: str, max_pending: int,
+                 after_revision: int = 0):
         self.cache = cache
         self.prefix = prefix
         self.max_pending = max_pending
+        #: The watch's start: a cache that has not read that far yet still hands over the
+        #: events up to it, which the watcher skips.
+        self.after_revision = after_revision
         self.pending: collections.deque = collections.deque()
         self.ready = threading.Event()
         self.closed = False
@@ -56,7 +60,7 @@ class Watcher:
         self.deliver = None
 
     def push(self, event) -> None:
-        if self.closed:
+        if self.closed or event.revision <= self.after_revision:
             return
         if self.deliver is not None:
             try:
@@ -246,6 +250,34 @@ class WatchCache:
         with self.lock:
             return self.progress.wait_for(lambda: self.revision >= revision, timeout)
 
+    def list_and_follow(self, prefix: str, snapshot, install, apply, storage=None,
+                        settle: float = 0.0) -> Watcher:
+        """Read ``prefix`` from the store once, then follow it: upstream's list-then-watch of
+        an informer, with nothing missed or applied twice in between.
+
+        ``snapshot(kvs)`` turns the listed ``KeyValue`` s into the caller's state (outside
+        any lock: it may decode thousands of objects); ``install(state)`` puts it in place
+        and ``apply(event)`` takes each later event, both under the cache's lock, in order
+        (``apply`` is called by the feed: it must be quick and must not raise). ``storage``
+        is the store to list (the cache's own by default); ``settle`` is how long to wait
+        first for the cache to reach the store's revision, so the watch starts from the
+        ring buffer rather than from a read of the store's history. The returned
+        ``Watcher`` is ``closed`` once the feed ended it: list and follow again."""
+        storage = storage if storage is not None else self.store
+        revision = storage.current_revision()
+        if settle:
+            self.wait_for(revision, settle)
+        page = storage.list(prefix, revision=revision)
+        state = snapshot(page.items)
+        watcher = self.watch(prefix, page.revision)
+        with self.lock:
+            install(state)
+            for event in list(watcher.pending):  # replayed since the listing
+                apply(event)
+            watcher.pending.clear()
+            watcher.deliver = apply
+        return watcher
+
     def watch(self, prefix, after_revision: int) -> Watcher:
         """Start a watcher receiving every event under ``prefix`` after ``after_revision``.
 
@@ -265,7 +297,7 @@ class WatchCache:
                 replay = [e for e in self.buffer if e.revision > after_revision]
             else:
                 replay = self._history(after_revision)
-            watcher = Watcher(self, prefix, self.max_pending)
+            watcher = Watcher(self, prefix, self.max_pending, after_revision)
             for event in replay:
                 if event.key.startswith(prefix):
                     watcher.push(event)

@@ -20,6 +20,7 @@ import threading
 
 from kapiserver import errors
 from kapiserver.admission.informers import catch_up
+from kapiserver.registry.feed import ResourceFeed
 
 from . import params
 from .matching import Criteria
@@ -60,47 +61,6 @@ class Hook:
         self.param_kind, self.error = param_kind, error
 
 
-class _Feed:
-    """The objects of one resource, by name, from the watch cache."""
-
-    def __init__(self, source, resource: str):
-        self.source = source
-        self.resource = resource
-        self.objects: dict[str, dict] = {}
-        self.watcher = None
-
-    def live(self) -> bool:
-        return self.watcher is not None and not self.watcher.closed
-
-    def load(self, registry) -> None:
-        storage, cache = registry.storage, self.source.server.watch_cache
-        prefix = registry.spec.key_prefix()
-        page = storage.list(prefix, revision=storage.current_revision())
-        objects = {(o.get("metadata") or {}).get("name", ""): o
-                   for o in registry.decode_many(page.items)}
-        watcher = cache.watch(prefix, page.revision)
-        with cache.lock:
-            self.objects = objects
-            for event in list(watcher.pending):
-                self._apply(registry, prefix, event)
-            watcher.pending.clear()
-            watcher.deliver = lambda event: self._apply(registry, prefix, event)
-        self.watcher = watcher
-        self.source.changed()
-
-    def _apply(self, registry, prefix: str, event) -> None:
-        name = event.key[len(prefix):]
-        if event.value is None:
-            self.objects.pop(name, None)
-        else:
-            try:
-                self.objects[name] = registry.decode(event.value, event.revision)
-            except Exception:  # one bad object must not stop the feed
-                log.exception("admission policies: cannot decode %s", event.key)
-                return
-        self.source.changed()
-
-
 class ParamFeed:
     """The objects of one paramKind's resource, as stored values decoded only when a
     binding reads them (a ConfigMap paramKind must not cost every ConfigMap write a
@@ -120,20 +80,15 @@ class ParamFeed:
         return self.watcher is not None and not self.watcher.closed
 
     def load(self) -> None:
-        registry, cache = self.registry, self.server.watch_cache
-        storage = registry.storage
-        prefix = registry.spec.key_prefix()
-        page = storage.list(prefix, revision=storage.current_revision())
-        values = {kv.key: (kv.value, kv.mod_revision) for kv in page.items}
-        watcher = cache.watch(prefix, page.revision)
-        with cache.lock:
-            self._values = values
-            self._decoded = {}
-            for event in list(watcher.pending):
-                self._apply(event)
-            watcher.pending.clear()
-            watcher.deliver = self._apply
-        self.watcher = watcher
+        registry = self.registry
+        self.watcher = self.server.watch_cache.list_and_follow(
+            registry.spec.key_prefix(),
+            lambda kvs: {kv.key: (kv.value, kv.mod_revision) for kv in kvs},
+            self._install, self._apply, storage=registry.storage)
+
+    def _install(self, values: dict) -> None:
+        self._values = values
+        self._decoded = {}
 
     def _apply(self, event) -> None:
         if event.value is None:
@@ -173,7 +128,9 @@ class PolicySource:
 
     def __init__(self, server):
         self.server = server
-        self._feeds = {POLICIES: _Feed(self, POLICIES), BINDINGS: _Feed(self, BINDINGS)}
+        self._feeds = {resource: ResourceFeed(
+            server, "admission policies", replaced=lambda objects: self.changed(),
+            updated=lambda name, obj: self.changed()) for resource in (POLICIES, BINDINGS)}
         self._lock = threading.Lock()
         self._generation = 0
         self._built = -1
@@ -228,7 +185,8 @@ class PolicySource:
                     if not feed.live():
                         if feed.watcher is not None:
                             log.info("admission policies: %s watch ended (%s); listing "
-                                     "again", feed.resource, feed.watcher.close_reason)
+                                     "again", registry.spec.resource,
+                                     feed.watcher.close_reason)
                         feed.load(registry)
         catch_up(self.server, policies.storage, "admission policies")
         if self._built != self._generation:

@@ -18,6 +18,7 @@ import threading
 
 from kapiserver.admission.informers import catch_up
 from kapiserver.apimachinery import labels
+from kapiserver.registry.feed import ResourceFeed
 
 from .conditions import MatchConditions
 
@@ -79,13 +80,13 @@ class WebhookSource:
         #: configuration name -> (resourceVersion, [Webhook])
         self._configurations: dict[str, tuple[str, list[Webhook]]] = {}
         self._webhooks: list[Webhook] = []
-        self._watcher = None
+        self._feed = ResourceFeed(server, "webhook configurations", replaced=self._replace,
+                                  updated=self._update)
         self._lock = threading.Lock()
 
     def webhooks(self) -> list[Webhook]:
         """Every webhook, configurations ordered by name (a list never changed in place)."""
-        watcher = self._watcher
-        if watcher is None or watcher.closed:
+        if not self._feed.live():
             self._start()
         self._sync()
         return self._webhooks
@@ -100,45 +101,16 @@ class WebhookSource:
 
     def _start(self) -> None:
         with self._lock:
-            watcher = self._watcher
-            if watcher is not None and not watcher.closed:
+            feed = self._feed
+            if feed.live():
                 return
-            if watcher is not None:
+            if feed.watcher is not None:
                 log.info("webhook configurations (%s): watch ended (%s); listing again",
-                         self.resource, watcher.close_reason)
+                         self.resource, feed.watcher.close_reason)
             registry = self.server.registries.get((GROUP, self.resource))
             if registry is None:  # the group is not served: there are no webhooks
                 return
-            self._load(registry)
-
-    def _load(self, registry) -> None:
-        storage, cache = registry.storage, self.server.watch_cache
-        prefix = registry.spec.key_prefix()
-        page = storage.list(prefix, revision=storage.current_revision())
-        objects = {(obj.get("metadata") or {}).get("name", ""): obj
-                   for obj in registry.decode_many(page.items)}
-        watcher = cache.watch(prefix, page.revision)
-        with cache.lock:
-            # Events replayed since the listing first; then the feed applies each event as
-            # it reads it.
-            self._replace(objects)
-            for event in list(watcher.pending):
-                self._apply(registry, prefix, event)
-            watcher.pending.clear()
-            watcher.deliver = lambda event: self._apply(registry, prefix, event)
-        self._watcher = watcher
-
-    def _apply(self, registry, prefix: str, event) -> None:
-        name = event.key[len(prefix):]
-        if event.value is None:
-            self._update(name, None)
-            return
-        try:
-            obj = registry.decode(event.value, event.revision)
-        except Exception:  # one bad object must not stop the feed
-            log.exception("webhook configurations: cannot decode %s", event.key)
-            return
-        self._update(name, obj)
+            feed.load(registry)
 
     def _replace(self, objects: dict) -> None:
         self._configurations = {}

@@ -159,3 +159,37 @@ def test_a_write_wakes_the_other_workers_cache_at_once(store, path):
         other.close()
         first.close()
         second.close()
+
+
+def test_list_and_follow_misses_nothing_written_while_it_lists(store):
+    cache = WatchCache(store, interval=0.01)
+    try:
+        store.create("/registry/configmaps/a/one", b"1")
+        state, applied = {}, []
+
+        def snapshot(kvs):
+            # Written after the listing was read, before the watch starts: it must come
+            # as an event, after the listing is in place.
+            store.create("/registry/configmaps/a/two", b"2")
+            return {kv.key: kv.value for kv in kvs}
+
+        def install(listed):
+            assert not applied
+            state.clear()
+            state.update(listed)
+
+        def apply(event):
+            applied.append(event.key)
+            if event.value is None:
+                state.pop(event.key, None)
+            else:
+                state[event.key] = event.value
+
+        watcher = cache.list_and_follow("/registry/configmaps/", snapshot, install, apply)
+        rev = store.delete("/registry/configmaps/a/one")[0]
+        assert cache.wait_for(rev, 5)
+        assert applied == ["/registry/configmaps/a/two", "/registry/configmaps/a/one"]
+        assert state == {"/registry/configmaps/a/two": b"2"}
+        assert not watcher.closed
+    finally:
+        cache.close()
