@@ -4,6 +4,7 @@ import os
 
 from kapiserver import errors
 from kapiserver.admission import CREATE, DELETE, AdmissionPlugin
+from kapiserver.admission.informers import informers_for
 
 #: Seconds a namespace read from the main server is believed (upstream reads an informer).
 REMOTE_NAMESPACE_TTL = 1.0
@@ -37,7 +38,12 @@ class NamespaceLifecycle(AdmissionPlugin):
     def _namespace(self, name: str) -> dict:
         if self.remote is not None:
             return self.remote.get(name)
-        return self.server.registries[("", "namespaces")].get("", name)
+        # Upstream reads a namespace lister; here the informer has caught up with every
+        # write made before the request (no namespace created just before is missed).
+        obj = informers_for(self.server).informer("", "namespaces").get("", name)
+        if obj is None:
+            raise errors.NotFound.for_object("", "namespaces", name)
+        return obj
 
     def admit(self, attributes):
         spec = attributes.resource
