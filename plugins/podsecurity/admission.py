@@ -19,6 +19,7 @@ import time
 from kapiserver import errors
 from kapiserver.admission import CREATE, UPDATE, AdmissionPlugin
 from kapiserver.admission.config import plugin_configuration
+from kapiserver.admission.informers import informers_for
 from kapiserver.apimachinery.field_errors import new_invalid
 
 from .checks import AggregateResult, Evaluator
@@ -132,10 +133,11 @@ class PodSecurity(AdmissionPlugin):
     # -- lookups ---------------------------------------------------------------------------
 
     def _namespace(self, name: str) -> dict:
-        registry = self.server.registries.get(("", "namespaces"))
-        if registry is None:
+        # Upstream reads a namespace lister; the informer is caught up with the request.
+        obj = informers_for(self.server).informer("", "namespaces").get("", name)
+        if obj is None:
             raise errors.NotFound.for_object("", "namespaces", name)
-        return registry.get("", name)
+        return obj
 
     def _pods(self, namespace: str) -> list[dict]:
         registry = self.server.registries.get(("", "pods"))
