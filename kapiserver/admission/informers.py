@@ -27,22 +27,22 @@ SYNC_TIMEOUT = 1.0
 #: Within ``caught_up_once``: the ids of the watch caches that reached, in this block, a
 #: revision read from the store after the block began. Private to the request's greenlet
 #: or thread.
-CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.informers.caught_up",
+_CAUGHT_UP: ContextVar[set | None] = ContextVar("kapiserver.informers.caught_up",
                                                default=None)
 
 
 @contextlib.contextmanager
 def caught_up_once(caches: set | None = None):
     """Informer reads in the block sync with the store once per watch cache rather than
-    once each (``CAUGHT_UP``): the revision read first is already past every write
+    once each (``_CAUGHT_UP``): the revision read first is already past every write
     made before the block began, which is all a read must see (a request's admission
     wraps its plugins in it). ``caches``, a set kept from an earlier block of the same
     request (its other admission phase), carries what that block already did."""
-    token = CAUGHT_UP.set(set() if caches is None else caches)
+    token = _CAUGHT_UP.set(set() if caches is None else caches)
     try:
         yield
     finally:
-        CAUGHT_UP.reset(token)
+        _CAUGHT_UP.reset(token)
 
 
 def catch_up(server, storage, what: str) -> None:
@@ -50,7 +50,7 @@ def catch_up(server, storage, what: str) -> None:
     store had made when called: one look at the store's revision, or none inside a
     ``caught_up_once`` block that already looked. ``what`` names the caller in the log."""
     cache = server.watch_cache
-    caught_up = CAUGHT_UP.get()
+    caught_up = _CAUGHT_UP.get()
     if caught_up is not None and id(cache) in caught_up:
         return
     # Concurrent requests share one look at the store's revision (the read cache's

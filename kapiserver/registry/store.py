@@ -553,15 +553,17 @@ class RegistryStore:
         parts = _json_item_parts(kv.value, kv.mod_revision)
         if parts is None:
             return None
-        item, start, end, escaped = parts
-        if held and not escaped:
-            self._hold(kv, ItemKeyValue(kv, item, self._head(kv.value[:start]),
-                                        1 + end - start))
-        return item
+        if held and not parts[3]:
+            self._hold_item(kv, parts)
+        return parts[0]
 
-    def _head(self, head: bytes) -> bytes:
-        """One shared copy of a value's head (its kind and apiVersion)."""
-        return self._heads.setdefault(head, head)
+    def _hold_item(self, kv, parts) -> ItemKeyValue:
+        """The read cache holds ``kv`` as its JSON item (``_json_item_parts``' ``parts``)
+        from now on, if it still holds ``kv``."""
+        item, start, end, _ = parts
+        head = kv.value[:start]
+        head = self._heads.setdefault(head, head)  # one shared copy of each
+        return self._hold(kv, ItemKeyValue(kv, item, head, 1 + end - start))
 
     def _hold(self, kv, replacement):
         """The read cache holds ``replacement`` (the same revision of ``kv``, in another
@@ -577,9 +579,7 @@ class RegistryStore:
             parts = _json_item_parts(kv.value, kv.mod_revision)
             if parts is None or parts[3]:
                 return None, 0
-            item, start, end, _ = parts
-            kv = self._hold(kv, ItemKeyValue(kv, item, self._head(kv.value[:start]),
-                                             1 + end - start))
+            kv = self._hold_item(kv, parts)
         message = cache.view(kv)
         read = 0
         if message is None:
