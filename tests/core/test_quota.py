@@ -145,6 +145,9 @@ class FakeAdmission(ResourceQuotaAdmission):
     def get_quotas(self, namespace):
         return [dict(q) for q in self.quotas]
 
+    def has_quotas(self, namespace):
+        return bool(self.quotas)
+
     def update_quota_status(self, quota):
         if self.conflicts:
             self.conflicts -= 1
