@@ -17,11 +17,13 @@ kube-apiserver 1.32.
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 
 from kapiserver import errors
 from kapiserver.admission import CREATE, UPDATE, AdmissionPlugin
+from kapiserver.admission.informers import informers_for
 from kapiserver.apis.core.helpers import MIRROR_POD_ANNOTATION_KEY
 
 DEFAULT_SERVICE_ACCOUNT = "default"
@@ -246,6 +248,13 @@ class ServiceAccountAdmission(AdmissionPlugin):
             return True
         return _dict(obj.get("status")).get("phase") == "Terminating"
 
+    def listed_account(self, namespace: str, name: str) -> dict | None:
+        """The service account as upstream's lister has it (the informer, caught up with
+        the request), a copy the caller may change; None when it is not there."""
+        account = informers_for(self.server).informer("", "serviceaccounts").get(namespace,
+                                                                                  name)
+        return None if account is None else copy.deepcopy(account)
+
     def service_account(self, namespace: str, name: str,
                         namespace_check: bool = False) -> dict | None:
         """``getServiceAccount``: the service account, looked for again for a while when
@@ -254,6 +263,10 @@ class ServiceAccountAdmission(AdmissionPlugin):
         ``namespace_check``, None when it is missing and its namespace too, or the
         namespace is terminating (``_namespace_refused``): no wait for an account that
         will not come."""
+        listed = self.listed_account(namespace, name)
+        if listed is not None:
+            return listed
+        # Not listed: looked up live (again, for a while, for the default account).
         registry = self.server.registries[("", "serviceaccounts")]
         attempts = DEFAULT_ACCOUNT_ATTEMPTS if name == DEFAULT_SERVICE_ACCOUNT else 1
         # Upstream draws one interval per lookup.

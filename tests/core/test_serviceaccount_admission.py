@@ -47,6 +47,9 @@ def make_plugin(*accounts, namespace_phase="Active"):
         ("", "serviceaccounts"): Registry("serviceaccounts", accounts)})
     sleeps = []
     plugin = ServiceAccountAdmission(server, sleep=sleeps.append)
+    # No informers here (no watch cache): every lookup is the live one, as for an
+    # account the lister does not have yet.
+    plugin.listed_account = lambda namespace, name: None
     plugin.sleeps = sleeps
     plugin.accounts = server.registries[("", "serviceaccounts")]
     return plugin
