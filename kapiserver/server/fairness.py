@@ -3,9 +3,10 @@
 
 Long-running requests other than watches pass untouched; a watch holds its seats while its
 handler starts it (until the stream is returned), as upstream's holds them until the
-watch is initialized; any other request holds them until its answer is written. Every classified request carries the uids of its FlowSchema and
-priority level in ``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``;
-a refused one gets upstream's 429 with the level's ``Retry-After``.
+watch is initialized; any other request holds them until its answer is written. Every
+classified request carries the uids of its FlowSchema and priority level in
+``X-Kubernetes-PF-FlowSchema-UID`` and ``X-Kubernetes-PF-PriorityLevel-UID``; a refused
+one gets upstream's 429 with the level's ``Retry-After``.
 """
 
 from __future__ import annotations
