@@ -8,6 +8,7 @@ several, optionally serving TLS with client certificates. Nothing listens beyond
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -83,6 +84,9 @@ class EtcdProcess:
         self._log = open(self.log_file, "ab")
         self.process = subprocess.Popen(self.command(), stdout=self._log,
                                         stderr=subprocess.STDOUT, cwd=self.workdir)
+        # A test process that ends without its teardown (a crash, a killed worker) must
+        # not leave its member running.
+        atexit.register(self.stop)
         if wait:
             self.wait_ready(timeout)
         return self
@@ -125,6 +129,7 @@ class EtcdProcess:
                 self.process.wait(10)
         self._log.close()
         self.process = None
+        atexit.unregister(self.stop)
 
     def restart(self, timeout: float = 30) -> "EtcdProcess":
         """Start the member again on the same ports and data dir (after ``stop``/``kill``)."""

@@ -73,17 +73,22 @@ def loaded(tmp_path_factory):
 
     workdir = tmp_path_factory.mktemp("interop")
     etcd = EtcdProcess(str(workdir / "etcd")).start()
-    raw = pyetcd.client(host="127.0.0.1", port=etcd.client_port)
-    for capture in captures():
-        raw.put(capture["key"], base64.b64decode(capture["value_base64"]))
-    server = KapiserverProcess(str(workdir / "kapiserver"), {
-        "storage-backend": "etcd3", "etcd-servers": [etcd.url]}, workers=2)
+    # Each thing started is stopped whatever fails after it (an etcd was left running).
     try:
-        server.start(60)
-        yield server, raw
+        raw = pyetcd.client(host="127.0.0.1", port=etcd.client_port)
+        try:
+            for capture in captures():
+                raw.put(capture["key"], base64.b64decode(capture["value_base64"]))
+            server = KapiserverProcess(str(workdir / "kapiserver"), {
+                "storage-backend": "etcd3", "etcd-servers": [etcd.url]}, workers=2)
+            try:
+                server.start(60)
+                yield server, raw
+            finally:
+                server.stop()
+        finally:
+            raw.close()
     finally:
-        server.stop()
-        raw.close()
         etcd.stop()
 
 

@@ -354,3 +354,20 @@ def test_a_lease_expiring_deletes_its_keys_at_one_revision_and_watchers_see_each
                     if e.type == DELETED]) == 2
     finally:
         cache.close()
+
+
+def test_a_member_left_running_ends_with_the_process_that_started_it(tmp_path):
+    import subprocess
+    import sys
+
+    # The process starts a member and exits without stopping it (no teardown ran).
+    script = ("import sys\nfrom kapiserver.etcdtesting import EtcdProcess\n"
+              "member = EtcdProcess(sys.argv[1]).start()\nprint(member.process.pid)\n")
+    started = subprocess.run([sys.executable, "-c", script, str(tmp_path / "etcd")],
+                             capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    pid = int(started.stdout.split()[-1])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}")
