@@ -55,34 +55,42 @@ def select(factories: dict, chosen) -> list[str]:
     return sorted(enabled - disabled)
 
 
-def concurrently(work, items, workers: int) -> None:
-    """``work(item)`` for every item, ``workers`` threads at a time, returning when all are
-    done. In a gevent worker the threads are greenlets: what overlaps is their waits on
-    the store (or a backend) — upstream's controllers run several workers for as much
-    (the garbage collector 20, the store's deletecollection ``--delete-collection-workers``).
-    ``work`` must not raise."""
+def concurrently(fn, items, workers: int = 16) -> list:
+    """``[fn(item) for item in items]``, computed by up to ``workers`` threads at a time,
+    in order, returning when all are done. In a gevent worker the threads are greenlets:
+    what overlaps is their waits on the store (or a backend) — upstream's controllers run
+    several workers for as much (the garbage collector 20, the store's deletecollection
+    ``--delete-collection-workers``), and writes sent together share the store's fsyncs
+    (its group commit). After a failure no new item is started; once the running ones
+    are done, the first exception is raised here."""
     items = list(items)
     if len(items) <= 1 or workers <= 1:
-        for item in items:
-            work(item)
-        return
-    pending = iter(items)
+        return [fn(item) for item in items]
+    results: list = [None] * len(items)
+    failures: list[BaseException] = []
+    indexes = iter(range(len(items)))
     lock = threading.Lock()
 
-    def run() -> None:
-        while True:
+    def work() -> None:
+        while not failures:
             with lock:
-                item = next(pending, None)
-            if item is None:
+                index = next(indexes, None)
+            if index is None:
                 return
-            work(item)
+            try:
+                results[index] = fn(items[index])
+            except BaseException as err:  # raised in the caller's thread, below
+                failures.append(err)
 
-    threads = [threading.Thread(target=run, daemon=True)
+    threads = [threading.Thread(target=work, name="concurrently", daemon=True)
                for _ in range(min(workers, len(items)))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if failures:
+        raise failures[0]
+    return results
 
 
 class Controller:

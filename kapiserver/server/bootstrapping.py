@@ -9,7 +9,7 @@ lock only saves work: the hooks stay correct without it (a create that finds the
 reads and reconciles it, updates carry preconditions), so a wait that lasts too long
 goes on without it.
 
-Within a hook, ``concurrently`` sends the writes together: each durable commit waits for
+Within a hook, ``controllers.concurrently`` sends the writes together: each durable commit waits for
 an fsync, and writes that arrive together share one (the store's group commit), where
 one after another they would wait for one each.
 """
@@ -20,7 +20,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import threading
 import time
 
 log = logging.getLogger(__name__)
@@ -52,35 +51,3 @@ def one_at_a_time(path: str, longest_wait: float = LONGEST_WAIT):
         yield
     finally:
         os.close(fd)  # releases the lock
-
-
-
-def concurrently(fn, items, width: int = 16) -> list:
-    """``[fn(item) for item in items]``, computed by up to ``width`` threads (greenlets
-    under gevent) at once; once all are done, the first exception raised is raised here."""
-    items = list(items)
-    results: list = [None] * len(items)
-    failures: list[BaseException] = []
-    indexes = iter(range(len(items)))
-    lock = threading.Lock()
-
-    def work() -> None:
-        while not failures:
-            with lock:
-                index = next(indexes, None)
-            if index is None:
-                return
-            try:
-                results[index] = fn(items[index])
-            except BaseException as err:  # raised in the caller's thread, below
-                failures.append(err)
-
-    threads = [threading.Thread(target=work, name="bootstrap-writer", daemon=True)
-               for _ in range(min(width, len(items)))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-    return results

@@ -21,7 +21,7 @@ import logging
 import threading
 
 from kapiserver import errors
-from kapiserver.server.bootstrapping import concurrently
+from kapiserver.controllers import concurrently
 from kapiserver.flowcontrol.bootstrap import (AUTO_UPDATE_ANNOTATION, MANDATORY_FLOW_SCHEMAS,
                                               MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS,
                                               SUGGESTED_PRIORITY_LEVELS)

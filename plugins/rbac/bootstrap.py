@@ -17,7 +17,7 @@ import copy
 import logging
 
 from kapiserver import errors
-from kapiserver.server.bootstrapping import concurrently
+from kapiserver.controllers import concurrently
 
 from .reference_policy import load
 from .rules import covers

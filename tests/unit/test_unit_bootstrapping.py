@@ -3,7 +3,8 @@
 import os
 import time
 
-from kapiserver.server.bootstrapping import concurrently, one_at_a_time
+from kapiserver.controllers import concurrently
+from kapiserver.server.bootstrapping import one_at_a_time
 
 
 def _hold_in_child(path: str, seconds: float) -> int:
@@ -68,7 +69,7 @@ def test_concurrently_keeps_the_order_and_bounds_the_threads():
             running[0] -= 1
         return n * n
 
-    assert concurrently(square, range(40), width=4) == [n * n for n in range(40)]
+    assert concurrently(square, range(40), workers=4) == [n * n for n in range(40)]
     assert 1 < most[0] <= 4
     assert concurrently(square, []) == []
 
@@ -83,7 +84,7 @@ def test_concurrently_raises_the_first_failure_once_all_are_done():
         return n
 
     try:
-        concurrently(fail_on_three, range(5), width=1)
+        concurrently(fail_on_three, range(5), workers=1)
     except ValueError as err:
         assert str(err) == "three"
     else:
